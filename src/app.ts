@@ -1,0 +1,80 @@
+import { OpenAPIHono } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { HTTPException } from 'hono/http-exception';
+import { requestId } from 'hono/request-id';
+import type { AppEnv, Envelope, Services } from './http/context.js';
+import { AppError } from './http/errors.js';
+import { authRoutes } from './modules/auth/index.js';
+import { catalogRoutes } from './modules/catalog/index.js';
+import { reviewRoutes } from './modules/reviews/index.js';
+
+/** Renders a failure in the caller's envelope: A `{status: failed, errors}`, B `{status: error, msg}`. */
+function failure(c: Context<AppEnv>, error: AppError, extra: Record<string, unknown> = {}) {
+  for (const [name, value] of Object.entries(error.headers)) c.header(name, value);
+  const body =
+    c.var.envelope === 'B'
+      ? { status: 'error', msg: Array.isArray(error.errors) ? error.errors.join(' ') : error.errors, ...extra }
+      : { status: 'failed', errors: error.errors, ...extra };
+  return c.json(body, error.status as 400);
+}
+
+const envelope = (kind: Envelope) => async (c: Context<AppEnv>, next: () => Promise<void>) => {
+  c.set('envelope', kind);
+  await next();
+};
+
+/** The whole HTTP surface. `services` are opened by the caller (main, tests, bench) and closed by it. */
+export function createApp(services: Services) {
+  const app = new OpenAPIHono<AppEnv>();
+
+  app.use('*', requestId({ headerName: 'X-Request-Id' }));
+  app.use('*', async (c, next) => {
+    c.set('services', services);
+    c.set('envelope', c.req.path.startsWith('/license-api') ? 'B' : 'A');
+    await next();
+  });
+  app.use(
+    '*',
+    bodyLimit({
+      maxSize: 1024 * 1024,
+      onError: () => {
+        throw new AppError('payload_too_large');
+      },
+    }),
+  );
+
+  // Interface A: the token endpoint is public; every other route declares `security: 'token'`.
+  const api = new OpenAPIHono<AppEnv>();
+  api.use('*', envelope('A'));
+  api.route('/', authRoutes(services));
+  api.route('/', catalogRoutes());
+  api.route('/', reviewRoutes());
+  app.route('/api', api);
+
+  app.notFound((c) => failure(c, new AppError('route_not_found')));
+  app.onError((err, c) => {
+    if (err instanceof AppError) return failure(c, err);
+    if (err instanceof HTTPException && err.status < 500) {
+      return failure(c, new AppError(err.status === 413 ? 'payload_too_large' : 'bad_request'));
+    }
+    const id = c.var.requestId;
+    services.logger.error('unexpected error', { requestId: id, method: c.req.method, path: c.req.path, err });
+    const unavailable = isDependencyDown(err);
+    return failure(c, new AppError(unavailable ? 'unavailable' : 'internal'), { request_id: id });
+  });
+
+  return app;
+}
+
+/** Connection failures to PostgreSQL or Redis answer 503 rather than 500 (C2). */
+function isDependencyDown(err: unknown): boolean {
+  const code = (err as { code?: string } | null)?.code ?? '';
+  const message = err instanceof Error ? err.message : '';
+  return (
+    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECT_TIMEOUT', '57P01', '57P03'].includes(code) ||
+    /Connection is closed|Stream isn't writeable/.test(message)
+  );
+}
+
+export type App = ReturnType<typeof createApp>;

@@ -1,0 +1,43 @@
+import { fileURLToPath } from 'node:url';
+import { migrate } from 'drizzle-orm/postgres-js/migrator';
+import postgres from 'postgres';
+import { drizzle } from 'drizzle-orm/postgres-js';
+
+export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../migrations', import.meta.url));
+
+/** Creates the database named in `url` when it does not exist yet (connects to `postgres`). */
+export async function ensureDatabase(url: string): Promise<void> {
+  const target = new URL(url);
+  const name = decodeURIComponent(target.pathname.slice(1));
+  if (!name) throw new Error('DATABASE_URL names no database');
+  const maintenance = new URL(url);
+  maintenance.pathname = '/postgres';
+  const sql = postgres(maintenance.toString(), { max: 1, onnotice: () => {} });
+  try {
+    const [row] = await sql`select 1 as present from pg_database where datname = ${name}`;
+    if (!row) {
+      await sql.unsafe(`create database "${name.replaceAll('"', '""')}"`).catch((err: { code?: string }) => {
+        if (err.code !== '42P04') throw err; // created concurrently by another process
+      });
+    }
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}
+
+const MIGRATION_LOCK = 7_301_001;
+
+/**
+ * Applies the committed migrations on one connection holding an advisory lock,
+ * so an API and a worker process starting together do not race each other.
+ */
+export async function migrateDatabase(url: string): Promise<void> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    await sql`select pg_advisory_lock(${MIGRATION_LOCK})`;
+    await migrate(drizzle(sql), { migrationsFolder: MIGRATIONS_FOLDER });
+    await sql`select pg_advisory_unlock(${MIGRATION_LOCK})`;
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}

@@ -1,0 +1,509 @@
+/**
+ * The whole data model. PostgreSQL is the source of truth; Redis only says what to do next.
+ * Money is numeric(14,2) everywhere (read back as strings, never floats).
+ * Secrets (secret keys, tokens, api keys, purchase codes) are stored as SHA-256 digests;
+ * card codes are stored AES-256-GCM encrypted plus a keyed digest for de-duplication.
+ */
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  boolean,
+  check,
+  customType,
+  date,
+  index,
+  integer,
+  jsonb,
+  numeric,
+  pgTable,
+  primaryKey,
+  smallint,
+  text,
+  timestamp,
+  uniqueIndex,
+  varchar,
+} from 'drizzle-orm/pg-core';
+
+const bytea = customType<{ data: Buffer; driverData: Buffer }>({ dataType: () => 'bytea' });
+
+const money = (name: string) => numeric(name, { precision: 14, scale: 2 });
+/** Timestamps are read as PostgreSQL's own text (microseconds kept); lib/time.ts turns them into ISO 8601. */
+const ts = (name: string) => timestamp(name, { withTimezone: true, precision: 6, mode: 'string' });
+const createdAt = () => ts('created_at').notNull().defaultNow();
+const updatedAt = () => ts('updated_at').notNull().defaultNow();
+const id = () => integer('id').primaryKey().generatedAlwaysAsIdentity();
+const bigId = () => bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity();
+
+export type DiscountType = 'percentage' | 'flat';
+export type CategoryType = 'top_up' | 'card';
+export type ProductKind = CategoryType;
+
+/** Pricing snapshot kept in `old_data` / `campaign_data` (campaign_data values are strings, as the spec shows). */
+export type ServicePricing = { price: string; discount: string; discount_type: DiscountType; max_sell?: string };
+
+export type OrderField = {
+  field_value: string;
+  field_name: string;
+  field_placeholder: string;
+  field_note: string;
+  field_type: 'text' | 'select';
+  option?: Record<string, string>;
+};
+
+export type ProductImage = { image: string; image_driver: string; preview: string; preview_driver: string };
+
+// ───────────────────────────── accounts and credentials ─────────────────────────────
+
+export const accounts = pgTable(
+  'accounts',
+  {
+    id: id(),
+    firstname: varchar('firstname', { length: 100 }).notNull(),
+    lastname: varchar('lastname', { length: 100 }).notNull(),
+    username: varchar('username', { length: 100 }).notNull(),
+    email: varchar('email', { length: 255 }),
+    image: text('image'),
+    imageDriver: varchar('image_driver', { length: 20 }).notNull().default('local'),
+    balance: money('balance').notNull().default('0'),
+    currency: varchar('currency', { length: 3 }).notNull(),
+    currencySymbol: varchar('currency_symbol', { length: 8 }).notNull(),
+    publicKey: varchar('public_key', { length: 64 }).notNull(),
+    secretKeyHash: bytea('secret_key_hash').notNull(),
+    apiKeyHash: bytea('api_key_hash'),
+    profileHeading: text('profile_heading'),
+    profileDescription: text('profile_description'),
+    contactEmail: varchar('contact_email', { length: 255 }),
+    socialLinks: jsonb('social_links').$type<Record<string, string>>().notNull().default({}),
+    avatar: text('avatar'),
+    cover: text('cover'),
+    lastSeenAt: ts('last_seen_at'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    uniqueIndex('accounts_public_key_uq').on(t.publicKey),
+    uniqueIndex('accounts_api_key_hash_uq').on(t.apiKeyHash),
+    uniqueIndex('accounts_username_uq').on(t.username),
+    check('accounts_balance_non_negative', sql`${t.balance} >= 0`),
+  ],
+);
+
+export const authTokens = pgTable(
+  'auth_tokens',
+  {
+    id: bigId(),
+    accountId: integer('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    tokenHash: bytea('token_hash').notNull(),
+    expiresAt: ts('expires_at').notNull(),
+    revokedAt: ts('revoked_at'),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('auth_tokens_hash_uq').on(t.tokenHash), index('auth_tokens_account_idx').on(t.accountId)],
+);
+
+/** Every change of a balance, signed. Invariant: accounts.balance = sum(amount) per account. */
+export const balanceLedger = pgTable(
+  'balance_ledger',
+  {
+    id: bigId(),
+    accountId: integer('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    amount: money('amount').notNull(),
+    balanceAfter: money('balance_after').notNull(),
+    kind: varchar('kind', { length: 16 }).$type<'deposit' | 'adjustment' | 'order_debit' | 'order_refund'>().notNull(),
+    orderId: bigint('order_id', { mode: 'number' }).references(() => orders.id),
+    reason: text('reason'),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index('balance_ledger_account_idx').on(t.accountId, t.id),
+    // One debit and at most one refund per order, enforced by the database.
+    uniqueIndex('balance_ledger_order_kind_uq')
+      .on(t.orderId, t.kind)
+      .where(sql`${t.orderId} is not null`),
+  ],
+);
+
+// ───────────────────────────── catalog ─────────────────────────────
+
+export const categories = pgTable(
+  'categories',
+  {
+    id: id(),
+    name: varchar('name', { length: 120 }).notNull(),
+    icon: varchar('icon', { length: 120 }).notNull(),
+    type: varchar('type', { length: 8 }).$type<CategoryType>().notNull(),
+    status: smallint('status').notNull().default(1),
+    sortBy: integer('sort_by').notNull().default(0),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [check('categories_type_ck', sql`${t.type} in ('top_up', 'card')`)],
+);
+
+export const topUps = pgTable(
+  'top_ups',
+  {
+    id: id(),
+    categoryId: integer('category_id')
+      .notNull()
+      .references(() => categories.id),
+    name: varchar('name', { length: 160 }).notNull(),
+    slug: varchar('slug', { length: 160 }).notNull(),
+    region: varchar('region', { length: 120 }).notNull().default('Global'),
+    note: text('note'),
+    status: smallint('status').notNull().default(1),
+    instantDelivery: smallint('instant_delivery').notNull().default(0),
+    image: jsonb('image').$type<ProductImage>().notNull(),
+    orderInformation: jsonb('order_information').$type<OrderField[]>().notNull().default([]),
+    description: text('description').notNull().default(''),
+    guide: text('guide').notNull().default(''),
+    totalReview: integer('total_review').notNull().default(0),
+    avgRating: numeric('avg_rating', { precision: 3, scale: 2 }).notNull().default('0'),
+    sortBy: smallint('sort_by').notNull().default(1),
+    deletedAt: ts('deleted_at'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [uniqueIndex('top_ups_slug_uq').on(t.slug), index('top_ups_category_idx').on(t.categoryId)],
+);
+
+const serviceColumns = () => ({
+  id: id(),
+  name: varchar('name', { length: 160 }).notNull(),
+  image: text('image').notNull().default(''),
+  imageDriver: varchar('image_driver', { length: 20 }).notNull().default('local'),
+  price: money('price').notNull(),
+  discount: money('discount').notNull().default('0'),
+  discountType: varchar('discount_type', { length: 10 }).$type<DiscountType>().notNull().default('flat'),
+  status: smallint('status').notNull().default(1),
+  isOffered: smallint('is_offered').notNull().default(0),
+  offeredSell: integer('offered_sell').notNull().default(0),
+  maxSell: integer('max_sell').notNull().default(0),
+  sortBy: integer('sort_by').notNull().default(0),
+  oldData: jsonb('old_data').$type<ServicePricing>(),
+  campaignData: jsonb('campaign_data').$type<ServicePricing>(),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+export const topUpServices = pgTable(
+  'top_up_services',
+  {
+    ...serviceColumns(),
+    topUpId: integer('top_up_id')
+      .notNull()
+      .references(() => topUps.id),
+  },
+  (t) => [
+    index('top_up_services_top_up_idx').on(t.topUpId),
+    check('top_up_services_cap_ck', sql`${t.offeredSell} <= ${t.maxSell} or ${t.isOffered} = 0`),
+    check('top_up_services_discount_type_ck', sql`${t.discountType} in ('percentage', 'flat')`),
+  ],
+);
+
+export const cards = pgTable(
+  'cards',
+  {
+    id: id(),
+    categoryId: integer('category_id')
+      .notNull()
+      .references(() => categories.id),
+    name: varchar('name', { length: 160 }).notNull(),
+    slug: varchar('slug', { length: 160 }).notNull(),
+    region: varchar('region', { length: 120 }).notNull().default('Global'),
+    note: text('note'),
+    status: smallint('status').notNull().default(1),
+    instantDelivery: smallint('instant_delivery').notNull().default(1),
+    image: jsonb('image').$type<ProductImage>().notNull(),
+    description: text('description').notNull().default(''),
+    guide: text('guide').notNull().default(''),
+    totalReview: integer('total_review').notNull().default(0),
+    avgRating: numeric('avg_rating', { precision: 3, scale: 2 }).notNull().default('0'),
+    sellCount: integer('sell_count').notNull().default(0),
+    trending: smallint('trending').notNull().default(0),
+    sortBy: smallint('sort_by').notNull().default(1),
+    deletedAt: ts('deleted_at'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [uniqueIndex('cards_slug_uq').on(t.slug), index('cards_category_idx').on(t.categoryId)],
+);
+
+export const cardServices = pgTable(
+  'card_services',
+  {
+    ...serviceColumns(),
+    cardId: integer('card_id')
+      .notNull()
+      .references(() => cards.id),
+  },
+  (t) => [
+    index('card_services_card_idx').on(t.cardId),
+    check('card_services_cap_ck', sql`${t.offeredSell} <= ${t.maxSell} or ${t.isOffered} = 0`),
+    check('card_services_discount_type_ck', sql`${t.discountType} in ('percentage', 'flat')`),
+  ],
+);
+
+/** Inventory. A code is assigned to at most one order line, ever (order_line_id set once). */
+export const cardCodes = pgTable(
+  'card_codes',
+  {
+    id: bigId(),
+    cardServiceId: integer('card_service_id')
+      .notNull()
+      .references(() => cardServices.id),
+    /** AES-256-GCM: iv(12) | tag(16) | ciphertext. */
+    codeEncrypted: bytea('code_encrypted').notNull(),
+    /** HMAC-SHA256(key, code): finds duplicates on import without decrypting. */
+    codeDigest: bytea('code_digest').notNull(),
+    orderLineId: bigint('order_line_id', { mode: 'number' }).references(() => orderLines.id),
+    assignedAt: ts('assigned_at'),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex('card_codes_service_digest_uq').on(t.cardServiceId, t.codeDigest),
+    // The hot path: "next free codes of this service", oldest first.
+    index('card_codes_available_idx')
+      .on(t.cardServiceId, t.id)
+      .where(sql`${t.orderLineId} is null`),
+    index('card_codes_order_line_idx').on(t.orderLineId),
+  ],
+);
+
+export const campaigns = pgTable('campaigns', {
+  id: id(),
+  name: varchar('name', { length: 160 }).notNull(),
+  startDate: date('start_date', { mode: 'string' }).notNull(),
+  endDate: date('end_date', { mode: 'string' }).notNull(),
+  status: smallint('status').notNull().default(1),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+const campaignServiceColumns = () => ({
+  campaignId: integer('campaign_id')
+    .notNull()
+    .references(() => campaigns.id, { onDelete: 'cascade' }),
+  price: money('price').notNull(),
+  discount: money('discount').notNull().default('0'),
+  discountType: varchar('discount_type', { length: 10 }).$type<DiscountType>().notNull().default('flat'),
+  maxSell: integer('max_sell').notNull(),
+  /** Set when the service reached max_sell and left the campaign; it is not listed any more. */
+  leftAt: ts('left_at'),
+});
+
+export const campaignTopUpServices = pgTable(
+  'campaign_top_up_services',
+  {
+    ...campaignServiceColumns(),
+    topUpServiceId: integer('top_up_service_id')
+      .notNull()
+      .references(() => topUpServices.id),
+  },
+  (t) => [primaryKey({ columns: [t.campaignId, t.topUpServiceId] })],
+);
+
+export const campaignCardServices = pgTable(
+  'campaign_card_services',
+  {
+    ...campaignServiceColumns(),
+    cardServiceId: integer('card_service_id')
+      .notNull()
+      .references(() => cardServices.id),
+  },
+  (t) => [primaryKey({ columns: [t.campaignId, t.cardServiceId] })],
+);
+
+export const gateways = pgTable('gateways', {
+  id: id(),
+  code: varchar('code', { length: 60 }).notNull(),
+  name: varchar('name', { length: 120 }).notNull(),
+  sortBy: integer('sort_by').notNull().default(0),
+  image: text('image').notNull().default(''),
+  driver: varchar('driver', { length: 20 }).notNull().default('local'),
+  status: smallint('status').notNull().default(1),
+  /** Public parameters only; credentials never live in this table. */
+  parameters: jsonb('parameters').$type<Record<string, string>>().notNull().default({}),
+  currencies: jsonb('currencies').$type<Record<string, Record<string, string>>>().notNull().default({}),
+  extraParameters: jsonb('extra_parameters').$type<Record<string, string> | null>(),
+  supportedCurrency: jsonb('supported_currency').$type<string[]>().notNull().default([]),
+  receivableCurrencies: jsonb('receivable_currencies').$type<Record<string, string>[]>().notNull().default([]),
+  description: text('description').notNull().default(''),
+  currencyType: smallint('currency_type').notNull().default(1),
+  isSandbox: smallint('is_sandbox').notNull().default(0),
+  environment: varchar('environment', { length: 20 }).notNull().default('live'),
+  isManual: smallint('is_manual'),
+  note: text('note'),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+export const reviews = pgTable(
+  'reviews',
+  {
+    id: id(),
+    accountId: integer('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    reviewableType: varchar('reviewable_type', { length: 8 }).$type<ProductKind>().notNull(),
+    reviewableId: integer('reviewable_id').notNull(),
+    rating: numeric('rating', { precision: 3, scale: 2 }).notNull(),
+    comment: text('comment').notNull(),
+    status: smallint('status').notNull().default(1),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    uniqueIndex('reviews_one_per_account_uq').on(t.accountId, t.reviewableType, t.reviewableId),
+    index('reviews_target_idx').on(t.reviewableType, t.reviewableId, t.status, t.createdAt.desc(), t.id.desc()),
+    check('reviews_rating_ck', sql`${t.rating} between 1 and 5`),
+  ],
+);
+
+// ───────────────────────────── orders ─────────────────────────────
+
+/** C8: 0 initiate, 1 completed, 2 refund, 3 stock_short. Transitions live in modules/orders/state.ts. */
+export const orders = pgTable(
+  'orders',
+  {
+    id: bigId(),
+    utr: varchar('utr', { length: 32 }).notNull(),
+    accountId: integer('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    kind: varchar('kind', { length: 8 }).$type<ProductKind>().notNull(),
+    /** The top-up ordered (top-up orders only); card orders name their cards per line. */
+    topUpId: integer('top_up_id').references(() => topUps.id),
+    status: smallint('status').notNull().default(0),
+    total: money('total').notNull(),
+    currency: varchar('currency', { length: 3 }).notNull(),
+    currencySymbol: varchar('currency_symbol', { length: 8 }).notNull(),
+    /** Top-ups: form label → value the buyer gave. */
+    informations: jsonb('informations').$type<Record<string, string>>(),
+    refundedAmount: money('refunded_amount').notNull().default('0'),
+    note: text('note'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+    completedAt: ts('completed_at'),
+  },
+  (t) => [
+    uniqueIndex('orders_utr_uq').on(t.utr),
+    index('orders_account_list_idx').on(t.accountId, t.kind, t.createdAt.desc(), t.id.desc()),
+    index('orders_status_idx').on(t.status, t.createdAt, t.id),
+    index('orders_account_top_up_idx').on(t.accountId, t.topUpId),
+    check('orders_status_ck', sql`${t.status} in (0, 1, 2, 3)`),
+  ],
+);
+
+export const orderLines = pgTable(
+  'order_lines',
+  {
+    id: bigId(),
+    orderId: bigint('order_id', { mode: 'number' })
+      .notNull()
+      .references(() => orders.id),
+    topUpServiceId: integer('top_up_service_id').references(() => topUpServices.id),
+    cardServiceId: integer('card_service_id').references(() => cardServices.id),
+    /** Denormalised for the one-review rule and order lists. */
+    cardId: integer('card_id').references(() => cards.id),
+    quantity: integer('quantity').notNull(),
+    basePrice: money('base_price').notNull(),
+    /** Discount per unit in money. */
+    discount: money('discount').notNull(),
+    unitPrice: money('unit_price').notNull(),
+    /** Units sold at the campaign price (reserved against max_sell). */
+    campaignUnits: integer('campaign_units').notNull().default(0),
+    campaignUnitPrice: money('campaign_unit_price'),
+    campaignId: integer('campaign_id').references(() => campaigns.id),
+    lineTotal: money('line_total').notNull(),
+    /** Card lines: codes still owed (C8 stock_short). */
+    codesOwed: integer('codes_owed').notNull().default(0),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index('order_lines_order_idx').on(t.orderId),
+    index('order_lines_card_service_owed_idx')
+      .on(t.cardServiceId, t.orderId)
+      .where(sql`${t.codesOwed} > 0`),
+    check('order_lines_quantity_ck', sql`${t.quantity} > 0`),
+  ],
+);
+
+/** C15: an Idempotency-Key remembers the first answer for 24 h. */
+export const idempotencyKeys = pgTable(
+  'idempotency_keys',
+  {
+    accountId: integer('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    key: varchar('key', { length: 255 }).notNull(),
+    endpoint: varchar('endpoint', { length: 40 }).notNull(),
+    requestDigest: bytea('request_digest').notNull(),
+    responseStatus: smallint('response_status'),
+    responseBody: jsonb('response_body'),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.key] }), index('idempotency_keys_created_idx').on(t.createdAt)],
+);
+
+// ───────────────────────────── license API (Interface B) ─────────────────────────────
+
+export type MediaKind = 'image' | 'audio' | 'video';
+
+export const licenseItems = pgTable(
+  'license_items',
+  {
+    id: id(),
+    accountId: integer('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    name: varchar('name', { length: 200 }).notNull(),
+    description: text('description').notNull().default(''),
+    category: varchar('category', { length: 120 }).notNull(),
+    subCategory: varchar('sub_category', { length: 120 }).notNull().default(''),
+    options: jsonb('options').$type<string[]>().notNull().default([]),
+    version: varchar('version', { length: 40 }).notNull(),
+    demoLink: text('demo_link').notNull().default(''),
+    tags: jsonb('tags').$type<string[]>().notNull().default([]),
+    mediaKind: varchar('media_kind', { length: 8 }).$type<MediaKind>().notNull(),
+    thumbnail: text('thumbnail').notNull(),
+    previewImage: text('preview_image'),
+    previewVideo: text('preview_video'),
+    previewAudio: text('preview_audio'),
+    screenshots: jsonb('screenshots').$type<string[]>().notNull().default([]),
+    priceRegular: money('price_regular').notNull(),
+    priceExtended: money('price_extended').notNull(),
+    currency: varchar('currency', { length: 3 }).notNull(),
+    publishedAt: ts('published_at').notNull().defaultNow(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    index('license_items_account_idx').on(t.accountId, t.id),
+    check('license_items_media_kind_ck', sql`${t.mediaKind} in ('image', 'audio', 'video')`),
+  ],
+);
+
+export const licensePurchases = pgTable(
+  'license_purchases',
+  {
+    id: id(),
+    itemId: integer('item_id')
+      .notNull()
+      .references(() => licenseItems.id),
+    /** SHA-256 of the purchase code; the code itself is never stored. */
+    codeHash: bytea('code_hash').notNull(),
+    licenseType: varchar('license_type', { length: 40 }).notNull().default('Regular'),
+    price: money('price').notNull(),
+    currency: varchar('currency', { length: 3 }).notNull(),
+    supportedUntil: ts('supported_until'),
+    downloaded: boolean('downloaded').notNull().default(false),
+    purchasedAt: ts('purchased_at').notNull().defaultNow(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('license_purchases_code_hash_uq').on(t.codeHash), index('license_purchases_item_idx').on(t.itemId)],
+);

@@ -1,0 +1,46 @@
+/**
+ * The error catalogue (C2): one code → HTTP status → client message.
+ * Handlers and domain functions throw AppError; the app's error handler renders the envelope.
+ */
+export const ERRORS = {
+  bad_request: { status: 400, message: 'The request body could not be read.' },
+  payload_too_large: { status: 413, message: 'The request body is too large.' },
+  unsupported_media_type: { status: 400, message: 'Unsupported content type. Send application/json or a form body.' },
+  unauthenticated: { status: 401, message: 'Unauthenticated.' },
+  invalid_credentials: { status: 401, message: 'Invalid public key or secret key.' },
+  forbidden: { status: 401, message: 'Invalid admin token.' },
+  not_found: { status: 404, message: 'Resource not found.' },
+  route_not_found: { status: 404, message: 'The requested endpoint does not exist.' },
+  validation: { status: 422, message: 'The given data was invalid.' },
+  insufficient_balance: { status: 409, message: 'Insufficient balance' },
+  already_reviewed: { status: 409, message: 'You have already reviewed this product.' },
+  not_purchased: { status: 409, message: 'Only customers who ordered this product can review it.' },
+  not_purchasable: { status: 409, message: 'This product cannot be ordered right now.' },
+  idempotency_conflict: { status: 409, message: 'This Idempotency-Key was used with a different request.' },
+  idempotency_in_progress: { status: 409, message: 'A request with this Idempotency-Key is still being processed.' },
+  invalid_transition: { status: 409, message: 'The order cannot change to that status.' },
+  rate_limited: { status: 429, message: 'Too many attempts. Please try again later.' },
+  internal: { status: 500, message: 'Something went wrong. Please try again later.' },
+  unavailable: { status: 503, message: 'The service is temporarily unavailable. Please try again shortly.' },
+  admin_disabled: { status: 503, message: 'The admin API is disabled: ADMIN_TOKEN is not set.' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export class AppError extends Error {
+  readonly status: number;
+  /** A string for general failures, an array of strings for validation failures (spec §7). */
+  readonly errors: string | string[];
+
+  constructor(
+    readonly code: ErrorCode,
+    errors?: string | string[],
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(typeof errors === 'string' ? errors : ERRORS[code].message);
+    this.status = ERRORS[code].status;
+    this.errors = errors ?? ERRORS[code].message;
+  }
+}
+
+export const validationError = (messages: string[]) => new AppError('validation', messages);

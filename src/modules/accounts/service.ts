@@ -1,0 +1,84 @@
+import { eq, sql } from 'drizzle-orm';
+import type { DbOrTx } from '../../db/client.js';
+import { accounts, balanceLedger } from '../../db/schema.js';
+import { randomSecret, sha256 } from '../../lib/crypto.js';
+import { fromCents, toCents } from '../../lib/money.js';
+
+export type NewAccount = {
+  firstname: string;
+  lastname: string;
+  email?: string | null;
+  username?: string;
+  currency: string;
+  currencySymbol: string;
+  /** Opening balance, credited through the ledger. */
+  balance?: string;
+};
+
+export type AccountCredentials = { id: number; publicKey: string; secretKey: string; apiKey: string };
+
+/** Fixed credentials (the demo account derives them from the installation key); fresh random ones otherwise. */
+export type CredentialSource = Partial<Omit<AccountCredentials, 'id'>>;
+
+/** Creates an account with its key pair and api key; the secrets are returned this once and stored hashed. */
+export async function createAccount(db: DbOrTx, input: NewAccount, given: CredentialSource = {}): Promise<AccountCredentials> {
+  const publicKey = given.publicKey ?? `pk_${randomSecret(18)}`;
+  const secretKey = given.secretKey ?? `sk_${randomSecret(32)}`;
+  const apiKey = given.apiKey ?? `ak_${randomSecret(32)}`;
+  return db.transaction(async (tx) => {
+    const [row] = await tx
+      .insert(accounts)
+      .values({
+        firstname: input.firstname,
+        lastname: input.lastname,
+        email: input.email ?? null,
+        username: input.username ?? `user_${randomSecret(6).toLowerCase().replace(/[^a-z0-9]/g, '')}`,
+        currency: input.currency,
+        currencySymbol: input.currencySymbol,
+        publicKey,
+        secretKeyHash: sha256(secretKey),
+        apiKeyHash: sha256(apiKey),
+        contactEmail: input.email ?? null,
+      })
+      .returning({ id: accounts.id });
+    const id = row!.id;
+    if (input.balance && toCents(input.balance) > 0) await adjustBalance(tx, id, input.balance, 'deposit', 'Opening balance');
+    return { id, publicKey, secretKey, apiKey };
+  });
+}
+
+/**
+ * Moves a balance by `amount` (signed) with its ledger row, in one statement so the two never diverge.
+ * Returns the new balance, or null when the account does not exist or the balance would go below zero.
+ */
+export async function adjustBalance(
+  db: DbOrTx,
+  accountId: number,
+  amount: string,
+  kind: 'deposit' | 'adjustment',
+  reason: string,
+): Promise<string | null> {
+  const value = fromCents(toCents(amount));
+  const rows = await db.execute<{ balance: string }>(sql`
+    with moved as (
+      update ${accounts} set balance = balance + ${value}::numeric, updated_at = now()
+      where id = ${accountId} and balance + ${value}::numeric >= 0
+      returning id, balance
+    ), entry as (
+      insert into ${balanceLedger} (account_id, amount, balance_after, kind, reason)
+      select id, ${value}::numeric, balance, ${kind}, ${reason} from moved
+    )
+    select balance from moved`);
+  return rows[0]?.balance ?? null;
+}
+
+/** Issues a new Interface B api key for an account (the old one stops working at once). */
+export async function rotateApiKey(db: DbOrTx, accountId: number): Promise<string | null> {
+  const apiKey = `ak_${randomSecret(32)}`;
+  const rows = await db
+    .update(accounts)
+    .set({ apiKeyHash: sha256(apiKey), updatedAt: sql`now()` })
+    .where(eq(accounts.id, accountId))
+    .returning({ id: accounts.id });
+  return rows.length ? apiKey : null;
+}

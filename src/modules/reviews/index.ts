@@ -1,0 +1,6 @@
+import { OpenAPIHono } from '@hono/zod-openapi';
+import type { AppEnv } from '../../http/context.js';
+
+export function reviewRoutes() {
+  return new OpenAPIHono<AppEnv>();
+}

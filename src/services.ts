@@ -1,0 +1,32 @@
+import { Redis } from 'ioredis';
+import { connectDatabase } from './db/client.js';
+import type { Config } from './env.js';
+import type { Services } from './http/context.js';
+import { createLogger } from './lib/logger.js';
+import { createQueues } from './queues/index.js';
+
+/** Opens the connections one process needs. The caller closes them with closeServices. */
+export function createServices(config: Config): Services {
+  const database = connectDatabase(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
+  const redis = new Redis(config.REDIS_URL, { lazyConnect: false, enableOfflineQueue: true });
+  const logger = createLogger(config.LOG_LEVEL);
+  redis.on('error', (err) => logger.warn('redis connection error', { err }));
+  // Producers fail fast when Redis is down (the order is committed already and the reconciler
+  // enqueues it later), so they get their own connection with a bounded retry per command.
+  const queueConnection = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+  queueConnection.on('error', () => {});
+  const queues = createQueues(queueConnection, config.BULLMQ_PREFIX);
+  return {
+    ...database,
+    config,
+    redis,
+    queues,
+    logger,
+    close: async () => {
+      await queues.close();
+      queueConnection.disconnect();
+      redis.disconnect();
+      await database.close();
+    },
+  };
+}

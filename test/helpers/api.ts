@@ -1,0 +1,59 @@
+import { expect } from 'vitest';
+import { createAccount, type AccountCredentials } from '../../src/modules/accounts/service.js';
+import type { TestApp } from './harness.js';
+
+export type Json = Record<string, any>;
+
+/** Reads a response as JSON, checking the status first so failures show the body. */
+export async function expectJson(response: Response, status: number): Promise<Json> {
+  const text = await response.text();
+  expect(response.status, text).toBe(status);
+  expect(response.headers.get('content-type') ?? '').toContain('application/json');
+  return JSON.parse(text) as Json;
+}
+
+/** Asserts the Interface A failure envelope and returns its `errors`. */
+export async function expectFailure(response: Response, status: number): Promise<string | string[]> {
+  const body = await expectJson(response, status);
+  expect(body.status).toBe('failed');
+  expect(Object.keys(body).sort()).toEqual(status === 500 || status === 503 ? ['errors', 'request_id', 'status'] : ['errors', 'status']);
+  return body.errors as string | string[];
+}
+
+export async function createTestAccount(app: TestApp, balance = '1000.00', name = 'Test'): Promise<AccountCredentials> {
+  const { config, db } = app.services;
+  return createAccount(db, {
+    firstname: name,
+    lastname: 'Account',
+    email: `${name.toLowerCase()}-${Math.random().toString(36).slice(2)}@example.com`,
+    currency: config.STORE_CURRENCY,
+    currencySymbol: config.STORE_CURRENCY_SYMBOL,
+    balance,
+  });
+}
+
+export async function tokenFor(app: TestApp, keys: Pick<AccountCredentials, 'publicKey' | 'secretKey'>): Promise<string> {
+  const response = await app.request('/api/generate/authorization-token', {
+    method: 'POST',
+    headers: { PublicKey: keys.publicKey, SecretKey: keys.secretKey },
+  });
+  const body = await expectJson(response, 200);
+  return body.bearer_token as string;
+}
+
+/** A client bound to one bearer token. */
+export function client(app: TestApp, token: string) {
+  const headers = { Authorization: `Bearer ${token}` };
+  return {
+    get: (path: string) => app.request(path, { headers }),
+    postJson: (path: string, body: unknown, extra: Record<string, string> = {}) =>
+      app.request(path, { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json', ...extra }, body: JSON.stringify(body) }),
+    postForm: (path: string, fields: Record<string, string | string[]>, extra: Record<string, string> = {}) => {
+      const form = new URLSearchParams();
+      for (const [k, v] of Object.entries(fields)) for (const item of [v].flat()) form.append(k, item);
+      return app.request(path, { method: 'POST', headers: { ...headers, ...extra }, body: form });
+    },
+  };
+}
+
+export const ISO_MICROS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;

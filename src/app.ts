@@ -7,6 +7,9 @@ import type { AppEnv, Envelope, Services } from './http/context.js';
 import { AppError } from './http/errors.js';
 import { authRoutes } from './modules/auth/index.js';
 import { catalogRoutes } from './modules/catalog/index.js';
+import { adminRoutes } from './modules/admin/index.js';
+import { licenseRoutes } from './modules/license/index.js';
+import { orderRoutes } from './modules/orders/index.js';
 import { reviewRoutes } from './modules/reviews/index.js';
 
 /** Renders a failure in the caller's envelope: A `{status: failed, errors}`, B `{status: error, msg}`. */
@@ -50,7 +53,18 @@ export function createApp(services: Services) {
   api.route('/', authRoutes(services));
   api.route('/', catalogRoutes());
   api.route('/', reviewRoutes());
+  api.route('/', orderRoutes());
   app.route('/api', api);
+
+  const license = new OpenAPIHono<AppEnv>();
+  license.use('*', envelope('B'));
+  license.route('/', licenseRoutes(services));
+  app.route('/license-api', license);
+
+  const admin = new OpenAPIHono<AppEnv>();
+  admin.use('*', envelope('A'));
+  admin.route('/', adminRoutes(services));
+  app.route('/admin', admin);
 
   app.notFound((c) => failure(c, new AppError('route_not_found')));
   app.onError((err, c) => {

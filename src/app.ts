@@ -3,6 +3,8 @@ import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import { requestId } from 'hono/request-id';
+import { swaggerUI } from '@hono/swagger-ui';
+import { sql } from 'drizzle-orm';
 import type { AppEnv, Envelope, Services } from './http/context.js';
 import { AppError } from './http/errors.js';
 import { authRoutes } from './modules/auth/index.js';
@@ -65,6 +67,23 @@ export function createApp(services: Services) {
   admin.use('*', envelope('A'));
   admin.route('/', adminRoutes(services));
   app.route('/admin', admin);
+
+  // Operational endpoints (C16): no token.
+  app.get('/health', (c) => c.json({ status: 'ok' }));
+  app.get('/ready', async (c) => {
+    const checks = await Promise.allSettled([services.db.execute(sql`select 1`), services.redis.ping()]);
+    const [postgres, redis] = checks.map((r) => (r.status === 'fulfilled' ? 'up' : 'down'));
+    const ready = postgres === 'up' && redis === 'up';
+    return c.json({ status: ready ? 'ready' : 'unavailable', postgres, redis }, ready ? 200 : 503);
+  });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearerToken', { type: 'http', scheme: 'bearer' });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'apiKey', { type: 'apiKey', in: 'header', name: 'X-API-Key' });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'adminToken', { type: 'http', scheme: 'bearer' });
+  app.doc31('/openapi.json', {
+    openapi: '3.1.0',
+    info: { title: 'Top-up and gift-card store API', version: '1.0.0' },
+  });
+  app.get('/docs', swaggerUI({ url: '/openapi.json' }));
 
   app.notFound((c) => failure(c, new AppError('route_not_found')));
   app.onError((err, c) => {

@@ -90,7 +90,13 @@ export function resolveCodeEncryptionKey(env: Env): Buffer {
   }
   mkdirSync(dirname(file), { recursive: true });
   const hex = randomBytes(32).toString('hex');
-  writeFileSync(file, `${hex}\n`, { mode: 0o600, flag: 'wx' });
+  try {
+    writeFileSync(file, `${hex}\n`, { mode: 0o600, flag: 'wx' });
+  } catch (err) {
+    // Another process sharing the file created it first: use theirs.
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return resolveCodeEncryptionKey(env);
+    throw err;
+  }
   chmodSync(file, 0o600);
   return Buffer.from(hex, 'hex');
 }

@@ -1,6 +1,1 @@
-import { OpenAPIHono } from '@hono/zod-openapi';
-import type { AppEnv } from '../../http/context.js';
-
-export function reviewRoutes() {
-  return new OpenAPIHono<AppEnv>();
-}
+export { reviewRoutes } from './routes.js';

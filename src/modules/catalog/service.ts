@@ -1,0 +1,156 @@
+import { and, asc, count, desc, eq, inArray, isNull, lte, gte, sql, type AnyColumn } from 'drizzle-orm';
+import type { DbOrTx } from '../../db/client.js';
+import {
+  campaignCardServices,
+  campaigns,
+  campaignTopUpServices,
+  cardServices,
+  cards,
+  categories,
+  gateways,
+  topUpServices,
+  topUps,
+  type CategoryType,
+} from '../../db/schema.js';
+
+export type CategoryRow = typeof categories.$inferSelect;
+export type TopUpRow = typeof topUps.$inferSelect;
+export type CardRow = typeof cards.$inferSelect;
+export type TopUpServiceRow = typeof topUpServices.$inferSelect;
+export type CardServiceRow = typeof cardServices.$inferSelect;
+export type GatewayRow = typeof gateways.$inferSelect;
+export type CampaignRow = typeof campaigns.$inferSelect;
+
+/** Only active, non-deleted products are ever shown to clients. */
+const liveTopUp = and(eq(topUps.status, 1), isNull(topUps.deletedAt));
+const liveCard = and(eq(cards.status, 1), isNull(cards.deletedAt));
+
+/** Active categories with the number of live products in each (A2). */
+export async function listCategories(db: DbOrTx) {
+  // Qualified by hand: drizzle leaves column names unqualified inside a select list.
+  const liveChildren = sql<number>`case ${categories}.type
+    when 'top_up' then (select count(*) from ${topUps} where ${topUps}.category_id = ${categories}.id and ${liveTopUp})
+    else (select count(*) from ${cards} where ${cards}.category_id = ${categories}.id and ${liveCard}) end`.mapWith(Number);
+  return db
+    .select({ id: categories.id, name: categories.name, icon: categories.icon, type: categories.type, activeChildren: liveChildren })
+    .from(categories)
+    .where(eq(categories.status, 1))
+    .orderBy(asc(categories.sortBy), asc(categories.id));
+}
+
+export async function categoryIsActive(db: DbOrTx, id: number, type: CategoryType): Promise<boolean> {
+  const [row] = await db
+    .select({ id: categories.id })
+    .from(categories)
+    .where(and(eq(categories.id, id), eq(categories.type, type), eq(categories.status, 1)));
+  return row !== undefined;
+}
+
+/**
+ * Services are listed by price when their product sorts by price (sort_by 2), otherwise by their own
+ * sort key and creation order (sort_by 1, by date).
+ */
+const serviceOrder = (productSortBy: AnyColumn, service: typeof topUpServices | typeof cardServices) => [
+  asc(sql`case when ${productSortBy} = 2 then ${service.price} end`),
+  asc(service.sortBy),
+  asc(service.createdAt),
+  asc(service.id),
+];
+
+/** Active services of live top-ups, optionally only of `topUpIds`. */
+export async function activeTopUpServices(db: DbOrTx, topUpIds?: number[]): Promise<TopUpServiceRow[]> {
+  if (topUpIds?.length === 0) return [];
+  const rows = await db
+    .select({ service: topUpServices })
+    .from(topUpServices)
+    .innerJoin(topUps, eq(topUps.id, topUpServices.topUpId))
+    .where(and(eq(topUpServices.status, 1), liveTopUp, topUpIds ? inArray(topUpServices.topUpId, topUpIds) : undefined))
+    .orderBy(asc(topUpServices.topUpId), ...serviceOrder(topUps.sortBy, topUpServices));
+  return rows.map((r) => r.service);
+}
+
+/** Active services of live cards, optionally only of `cardIds`. */
+export async function activeCardServices(db: DbOrTx, cardIds?: number[]): Promise<CardServiceRow[]> {
+  if (cardIds?.length === 0) return [];
+  const rows = await db
+    .select({ service: cardServices })
+    .from(cardServices)
+    .innerJoin(cards, eq(cards.id, cardServices.cardId))
+    .where(and(eq(cardServices.status, 1), liveCard, cardIds ? inArray(cardServices.cardId, cardIds) : undefined))
+    .orderBy(asc(cardServices.cardId), ...serviceOrder(cards.sortBy, cardServices));
+  return rows.map((r) => r.service);
+}
+
+/** A page of live top-ups (optionally of one category) with their active services (A3). */
+export async function listTopUps(db: DbOrTx, filter: { categoryId?: number; limit: number; offset: number }) {
+  const where = and(liveTopUp, filter.categoryId === undefined ? undefined : eq(topUps.categoryId, filter.categoryId));
+  const [rows, [totals]] = await Promise.all([
+    db.select().from(topUps).where(where).orderBy(asc(topUps.id)).limit(filter.limit).offset(filter.offset),
+    db.select({ total: count() }).from(topUps).where(where),
+  ]);
+  const services = await activeTopUpServices(
+    db,
+    rows.map((r) => r.id),
+  );
+  return { rows: rows.map((row) => ({ ...row, services: services.filter((s) => s.topUpId === row.id) })), total: totals?.total ?? 0 };
+}
+
+export async function findTopUpBySlug(db: DbOrTx, slug: string): Promise<TopUpRow | null> {
+  const [row] = await db.select().from(topUps).where(and(eq(topUps.slug, slug), liveTopUp));
+  return row ?? null;
+}
+
+export async function findTopUp(db: DbOrTx, id: number): Promise<TopUpRow | null> {
+  const [row] = await db.select().from(topUps).where(and(eq(topUps.id, id), liveTopUp));
+  return row ?? null;
+}
+
+/** Live cards, optionally of one category (A9). */
+export async function listCards(db: DbOrTx, categoryId?: number): Promise<CardRow[]> {
+  return db
+    .select()
+    .from(cards)
+    .where(and(liveCard, categoryId === undefined ? undefined : eq(cards.categoryId, categoryId)))
+    .orderBy(asc(cards.id));
+}
+
+export async function findCard(db: DbOrTx, id: number): Promise<CardRow | null> {
+  const [row] = await db.select().from(cards).where(and(eq(cards.id, id), liveCard));
+  return row ?? null;
+}
+
+/** Active gateways, informational only (C7). */
+export async function activeGateways(db: DbOrTx): Promise<GatewayRow[]> {
+  return db.select().from(gateways).where(eq(gateways.status, 1)).orderBy(asc(gateways.sortBy), asc(gateways.id));
+}
+
+/**
+ * The campaign running on `today` (C9: status 1 and today within its dates; the latest started wins
+ * if several overlap) with the services still in it: memberships not left at their cap, of active services.
+ */
+export async function activeCampaign(db: DbOrTx, today: string) {
+  const [campaign] = await db
+    .select()
+    .from(campaigns)
+    .where(and(eq(campaigns.status, 1), lte(campaigns.startDate, today), gte(campaigns.endDate, today)))
+    .orderBy(desc(campaigns.startDate), desc(campaigns.id))
+    .limit(1);
+  if (!campaign) return null;
+  const [topUpRows, cardRows] = await Promise.all([
+    db
+      .select({ service: topUpServices })
+      .from(campaignTopUpServices)
+      .innerJoin(topUpServices, eq(topUpServices.id, campaignTopUpServices.topUpServiceId))
+      .innerJoin(topUps, eq(topUps.id, topUpServices.topUpId))
+      .where(and(eq(campaignTopUpServices.campaignId, campaign.id), isNull(campaignTopUpServices.leftAt), eq(topUpServices.status, 1), liveTopUp))
+      .orderBy(asc(topUpServices.id)),
+    db
+      .select({ service: cardServices })
+      .from(campaignCardServices)
+      .innerJoin(cardServices, eq(cardServices.id, campaignCardServices.cardServiceId))
+      .innerJoin(cards, eq(cards.id, cardServices.cardId))
+      .where(and(eq(campaignCardServices.campaignId, campaign.id), isNull(campaignCardServices.leftAt), eq(cardServices.status, 1), liveCard))
+      .orderBy(asc(cardServices.id)),
+  ]);
+  return { campaign, topUpServices: topUpRows.map((r) => r.service), cardServices: cardRows.map((r) => r.service) };
+}

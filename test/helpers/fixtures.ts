@@ -1,0 +1,338 @@
+/**
+ * Domain-level fixture builders: rows inserted straight through drizzle, so a test starts from a known
+ * catalog state without going through endpoints it does not exercise.
+ */
+import { randomBytes } from 'node:crypto';
+import { eq, sql } from 'drizzle-orm';
+import type { DbOrTx } from '../../src/db/client.js';
+import {
+  campaignCardServices,
+  campaignTopUpServices,
+  campaigns,
+  cardServices,
+  cards,
+  categories,
+  gateways,
+  orderLines,
+  orders,
+  reviews,
+  topUpServices,
+  topUps,
+  type CategoryType,
+  type DiscountType,
+  type OrderField,
+  type ProductKind,
+} from '../../src/db/schema.js';
+import { toSnapshot, unitPriceCents } from '../../src/modules/catalog/pricing.js';
+import { fromCents, toCents } from '../../src/lib/money.js';
+import { utcToday } from '../../src/lib/time.js';
+
+const unique = () => randomBytes(4).toString('hex');
+
+export type ServiceInput = {
+  name?: string;
+  price?: string;
+  discount?: string;
+  discountType?: DiscountType;
+  status?: number;
+  sortBy?: number;
+  image?: string;
+};
+
+const serviceValues = (s: ServiceInput, i: number) => ({
+  name: s.name ?? `Service ${i + 1}`,
+  price: s.price ?? '10.00',
+  discount: s.discount ?? '0',
+  discountType: s.discountType ?? 'flat',
+  status: s.status ?? 1,
+  sortBy: s.sortBy ?? i,
+  image: s.image ?? `services/service-${i + 1}.webp`,
+});
+
+export async function createCategory(
+  db: DbOrTx,
+  input: { type?: CategoryType; name?: string; icon?: string; status?: number } = {},
+) {
+  const [row] = await db
+    .insert(categories)
+    .values({
+      name: input.name ?? `Category ${unique()}`,
+      icon: input.icon ?? 'fas fa-gamepad',
+      type: input.type ?? 'top_up',
+      status: input.status ?? 1,
+    })
+    .returning();
+  return row!;
+}
+
+const productImage = (kind: string, slug: string) => ({
+  image: `${kind}/${slug}.webp`,
+  image_driver: 'local',
+  preview: `${kind}/${slug}-preview.webp`,
+  preview_driver: 'local',
+});
+
+export type ProductInput = {
+  categoryId?: number;
+  name?: string;
+  slug?: string;
+  status?: number;
+  region?: string;
+  note?: string | null;
+  deletedAt?: string | null;
+  description?: string;
+  guide?: string;
+  /** 1 = services by date (default), 2 = by price. */
+  sortBy?: number;
+};
+
+/** A top-up (its category is created when not given) with its services; one 10.00 service by default. */
+export async function createTopUp(
+  db: DbOrTx,
+  input: ProductInput & { orderFields?: OrderField[]; services?: ServiceInput[]; instantDelivery?: number } = {},
+) {
+  const categoryId = input.categoryId ?? (await createCategory(db, { type: 'top_up' })).id;
+  const slug = input.slug ?? `top-up-${unique()}`;
+  const [topUp] = await db
+    .insert(topUps)
+    .values({
+      categoryId,
+      name: input.name ?? `Top-up ${slug}`,
+      slug,
+      region: input.region ?? 'Global',
+      note: input.note ?? null,
+      status: input.status ?? 1,
+      instantDelivery: input.instantDelivery ?? 1,
+      image: productImage('topups', slug),
+      orderInformation: input.orderFields ?? [],
+      description: input.description ?? '<p>Top up in seconds.</p>',
+      guide: input.guide ?? '<p>Enter your player ID.</p>',
+      deletedAt: input.deletedAt ?? null,
+      sortBy: input.sortBy ?? 1,
+    })
+    .returning();
+  const specs = input.services ?? [{}];
+  const services = specs.length
+    ? await db
+        .insert(topUpServices)
+        .values(specs.map((s, i) => ({ ...serviceValues(s, i), topUpId: topUp!.id })))
+        .returning()
+    : [];
+  return { ...topUp!, services };
+}
+
+/** A card (its category is created when not given) with its services; one 10.00 service by default. */
+export async function createCard(
+  db: DbOrTx,
+  input: ProductInput & { services?: ServiceInput[]; sellCount?: number; trending?: number } = {},
+) {
+  const categoryId = input.categoryId ?? (await createCategory(db, { type: 'card' })).id;
+  const slug = input.slug ?? `card-${unique()}`;
+  const [card] = await db
+    .insert(cards)
+    .values({
+      categoryId,
+      name: input.name ?? `Card ${slug}`,
+      slug,
+      region: input.region ?? 'Global',
+      note: input.note ?? null,
+      status: input.status ?? 1,
+      image: productImage('cards', slug),
+      description: input.description ?? '<p>A digital gift card.</p>',
+      guide: input.guide ?? '<p>Redeem the code in the store.</p>',
+      sellCount: input.sellCount ?? 0,
+      trending: input.trending ?? 0,
+      deletedAt: input.deletedAt ?? null,
+      sortBy: input.sortBy ?? 1,
+    })
+    .returning();
+  const specs = input.services ?? [{}];
+  const services = specs.length
+    ? await db
+        .insert(cardServices)
+        .values(specs.map((s, i) => ({ ...serviceValues(s, i), cardId: card!.id })))
+        .returning()
+    : [];
+  return { ...card!, services };
+}
+
+export type CampaignServiceInput = {
+  serviceId: number;
+  price: string;
+  discount?: string;
+  discountType?: DiscountType;
+  maxSell?: number;
+};
+
+const shiftDays = (days: number) => utcToday(new Date(Date.now() + days * 86_400_000));
+
+/**
+ * A campaign with its members, already started as C9 describes: each service keeps its own pricing in
+ * `old_data`, takes the campaign pricing in its price fields and `campaign_data` (strings), `is_offered = 1`
+ * and the campaign's `max_sell`. Defaults: active from yesterday to a week ahead, max_sell 50.
+ */
+export async function createCampaign(
+  db: DbOrTx,
+  input: {
+    name?: string;
+    start?: string;
+    end?: string;
+    status?: number;
+    maxSell?: number;
+    topUpServices?: CampaignServiceInput[];
+    cardServices?: CampaignServiceInput[];
+  } = {},
+) {
+  const [campaign] = await db
+    .insert(campaigns)
+    .values({
+      name: input.name ?? `Campaign ${unique()}`,
+      startDate: input.start ?? shiftDays(-1),
+      endDate: input.end ?? shiftDays(7),
+      status: input.status ?? 1,
+    })
+    .returning();
+  const member = (s: CampaignServiceInput) => ({
+    campaignId: campaign!.id,
+    price: s.price,
+    discount: s.discount ?? '0',
+    discountType: s.discountType ?? ('flat' as const),
+    maxSell: s.maxSell ?? input.maxSell ?? 50,
+  });
+  for (const s of input.topUpServices ?? []) {
+    const m = member(s);
+    await db.insert(campaignTopUpServices).values({ ...m, topUpServiceId: s.serviceId });
+    await applyCampaignPricing(db, topUpServices, s.serviceId, m);
+  }
+  for (const s of input.cardServices ?? []) {
+    const m = member(s);
+    await db.insert(campaignCardServices).values({ ...m, cardServiceId: s.serviceId });
+    await applyCampaignPricing(db, cardServices, s.serviceId, m);
+  }
+  return campaign!;
+}
+
+async function applyCampaignPricing(
+  db: DbOrTx,
+  table: typeof topUpServices | typeof cardServices,
+  serviceId: number,
+  m: { price: string; discount: string; discountType: DiscountType; maxSell: number },
+) {
+  const [current] = await db.select().from(table).where(eq(table.id, serviceId));
+  if (!current) throw new Error(`no service ${serviceId}`);
+  await db
+    .update(table)
+    .set({
+      oldData: toSnapshot(current),
+      campaignData: toSnapshot(m, m.maxSell),
+      price: m.price,
+      discount: m.discount,
+      discountType: m.discountType,
+      isOffered: 1,
+      maxSell: m.maxSell,
+      updatedAt: sql`now()`,
+    })
+    .where(eq(table.id, serviceId));
+}
+
+export async function createGateway(
+  db: DbOrTx,
+  input: { code?: string; name?: string; status?: number; sortBy?: number; image?: string } = {},
+) {
+  const code = input.code ?? `gw-${unique()}`;
+  const [row] = await db
+    .insert(gateways)
+    .values({
+      code,
+      name: input.name ?? `Gateway ${code}`,
+      sortBy: input.sortBy ?? 1,
+      image: input.image ?? `gateways/${code}.webp`,
+      status: input.status ?? 1,
+      parameters: { merchant_name: 'Demo Store' },
+      currencies: { '0': { USD: 'USD', EUR: 'EUR' } },
+      extraParameters: null,
+      supportedCurrency: ['USD', 'EUR'],
+      receivableCurrencies: [
+        {
+          name: 'USD',
+          currency_symbol: 'USD',
+          conversion_rate: '1.00',
+          min_limit: '1',
+          max_limit: '10000',
+          percentage_charge: '0',
+          fixed_charge: '0',
+        },
+      ],
+      description: 'Pay with your balance.',
+      currencyType: 1,
+      isSandbox: 0,
+      environment: 'live',
+      isManual: null,
+      note: null,
+    })
+    .returning();
+  return row!;
+}
+
+/**
+ * An order of one product by an account, inserted directly (one line, quantity 1, priced from the
+ * product's first service): top-up orders name the top-up on the order, card orders name the card on the line.
+ */
+export async function createOrderFor(
+  db: DbOrTx,
+  accountId: number,
+  input: ({ topUpId: number; cardId?: never } | { cardId: number; topUpId?: never }) & { status?: number },
+) {
+  const kind: ProductKind = input.topUpId !== undefined ? 'top_up' : 'card';
+  const [service] =
+    kind === 'top_up'
+      ? await db.select().from(topUpServices).where(eq(topUpServices.topUpId, input.topUpId!)).orderBy(topUpServices.id).limit(1)
+      : await db.select().from(cardServices).where(eq(cardServices.cardId, input.cardId!)).orderBy(cardServices.id).limit(1);
+  if (!service) throw new Error('the product has no service to order');
+  const unit = unitPriceCents(service);
+  const [order] = await db
+    .insert(orders)
+    .values({
+      utr: `T${unique()}${unique()}`.toUpperCase(),
+      accountId,
+      kind,
+      topUpId: input.topUpId ?? null,
+      status: input.status ?? 1,
+      total: fromCents(unit),
+      currency: 'USD',
+      currencySymbol: '$',
+      informations: kind === 'top_up' ? {} : null,
+    })
+    .returning();
+  await db.insert(orderLines).values({
+    orderId: order!.id,
+    topUpServiceId: kind === 'top_up' ? service.id : null,
+    cardServiceId: kind === 'card' ? service.id : null,
+    cardId: input.cardId ?? null,
+    quantity: 1,
+    basePrice: service.price,
+    discount: fromCents(toCents(service.price) - unit),
+    unitPrice: fromCents(unit),
+    lineTotal: fromCents(unit),
+  });
+  return order!;
+}
+
+/** A review inserted directly (no purchase check): for list and count tests. */
+export async function createReview(
+  db: DbOrTx,
+  input: { accountId: number; kind: ProductKind; productId: number; rating?: number; comment?: string; status?: number },
+) {
+  const [row] = await db
+    .insert(reviews)
+    .values({
+      accountId: input.accountId,
+      reviewableType: input.kind,
+      reviewableId: input.productId,
+      rating: String(input.rating ?? 5),
+      comment: input.comment ?? 'Great service.',
+      status: input.status ?? 1,
+    })
+    .returning();
+  return row!;
+}

@@ -6,7 +6,7 @@ import { requestId } from 'hono/request-id';
 import { swaggerUI } from '@hono/swagger-ui';
 import { sql } from 'drizzle-orm';
 import type { AppEnv, Envelope, Services } from './http/context.js';
-import { AppError } from './http/errors.js';
+import { AppError, isDependencyDown } from './http/errors.js';
 import { authRoutes } from './modules/auth/index.js';
 import { catalogRoutes } from './modules/catalog/index.js';
 import { adminRoutes } from './modules/admin/index.js';
@@ -15,8 +15,10 @@ import { orderRoutes } from './modules/orders/index.js';
 import { reviewRoutes } from './modules/reviews/index.js';
 
 /** Renders a failure in the caller's envelope: A `{status: failed, errors}`, B `{status: error, msg}`. */
-function failure(c: Context<AppEnv>, error: AppError, extra: Record<string, unknown> = {}) {
+function failure(c: Context<AppEnv>, error: AppError) {
   for (const [name, value] of Object.entries(error.headers)) c.header(name, value);
+  // Server-side failures carry the request id that the log line has too.
+  const extra = error.status >= 500 ? { request_id: c.var.requestId } : {};
   const body =
     c.var.envelope === 'B'
       ? { status: 'error', msg: Array.isArray(error.errors) ? error.errors.join(' ') : error.errors, ...extra }
@@ -91,23 +93,11 @@ export function createApp(services: Services) {
     if (err instanceof HTTPException && err.status < 500) {
       return failure(c, new AppError(err.status === 413 ? 'payload_too_large' : 'bad_request'));
     }
-    const id = c.var.requestId;
-    services.logger.error('unexpected error', { requestId: id, method: c.req.method, path: c.req.path, err });
-    const unavailable = isDependencyDown(err);
-    return failure(c, new AppError(unavailable ? 'unavailable' : 'internal'), { request_id: id });
+    services.logger.error('unexpected error', { requestId: c.var.requestId, method: c.req.method, path: c.req.path, err });
+    return failure(c, new AppError(isDependencyDown(err) ? 'unavailable' : 'internal'));
   });
 
   return app;
-}
-
-/** Connection failures to PostgreSQL or Redis answer 503 rather than 500 (C2). */
-function isDependencyDown(err: unknown): boolean {
-  const code = (err as { code?: string } | null)?.code ?? '';
-  const message = err instanceof Error ? err.message : '';
-  return (
-    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECT_TIMEOUT', '57P01', '57P03'].includes(code) ||
-    /Connection is closed|Stream isn't writeable/.test(message)
-  );
 }
 
 export type App = ReturnType<typeof createApp>;

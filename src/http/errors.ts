@@ -18,6 +18,7 @@ export const ERRORS = {
   not_purchasable: { status: 409, message: 'This product cannot be ordered right now.' },
   idempotency_conflict: { status: 409, message: 'This Idempotency-Key was used with a different request.' },
   idempotency_in_progress: { status: 409, message: 'A request with this Idempotency-Key is still being processed.' },
+  balance_below_zero: { status: 409, message: 'The balance cannot go below zero.' },
   invalid_transition: { status: 409, message: 'The order cannot change to that status.' },
   rate_limited: { status: 429, message: 'Too many attempts. Please try again later.' },
   internal: { status: 500, message: 'Something went wrong. Please try again later.' },
@@ -44,3 +45,14 @@ export class AppError extends Error {
 }
 
 export const validationError = (messages: string[]) => new AppError('validation', messages);
+
+/** Connection failures to PostgreSQL or Redis answer 503 rather than 500 (C2). */
+export function isDependencyDown(err: unknown): boolean {
+  const code = (err as { code?: string } | null)?.code ?? '';
+  const message = err instanceof Error ? err.message : '';
+  return (
+    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECT_TIMEOUT', '57P01', '57P03'].includes(code) ||
+    /Connection is closed|Stream isn't writeable/.test(message)
+  );
+}
+

@@ -43,7 +43,8 @@ export async function makePurchase(app: TestApp, input: NewPurchase): Promise<st
 /** Asserts the Interface B failure envelope and returns `msg`. */
 export async function expectError(response: Response, status: number): Promise<string> {
   const body: Json = await expectJson(response, status);
-  expect(Object.keys(body).sort()).toEqual(['msg', 'status']);
+  // Server-side failures also carry the request id of their log line.
+  expect(Object.keys(body).sort()).toEqual(status >= 500 ? ['msg', 'request_id', 'status'] : ['msg', 'status']);
   expect(body.status).toBe('error');
   expect(typeof body.msg).toBe('string');
   return body.msg as string;

@@ -1,7 +1,7 @@
 import type { Context, ErrorHandler } from 'hono';
 import { clientIp } from '../../http/client-ip.js';
 import type { AppEnv, Services } from '../../http/context.js';
-import { AppError } from '../../http/errors.js';
+import { AppError, isDependencyDown } from '../../http/errors.js';
 import { readBody } from '../../http/body.js';
 import { assetUrl } from '../../http/urls.js';
 import { consumeAll, createLimiter, type Limiter } from '../../lib/rate-limit.js';
@@ -105,5 +105,5 @@ export const localizeFailure: ErrorHandler<AppEnv> = (err, c) => {
     throw condition ? licenseError(c, condition, err.headers) : err;
   }
   c.var.services.logger.error('unexpected error', { requestId: c.var.requestId, method: c.req.method, path: c.req.path, err });
-  throw licenseError(c, 'unexpected');
+  throw licenseError(c, isDependencyDown(err) ? 'unavailable' : 'unexpected');
 };

@@ -1,8 +1,30 @@
 import type { Services } from '../src/http/context.js';
+import { syncCampaigns } from '../src/modules/campaigns/service.js';
+import { startCampaignSync } from '../src/modules/campaigns/scheduler.js';
+import { restockCardService } from '../src/modules/fulfilment/service.js';
+import { CampaignSyncJob, FulfilmentJob, QUEUE_NAMES, RestockJob } from '../src/queues/index.js';
+import { fulfilOrder } from './fulfilment.js';
+import { startReconciler, type ReconcilerOptions } from './reconciler.js';
+import { startQueueWorker } from './worker.js';
 
 export type RunningWorkers = { close: () => Promise<void> };
 
+export type WorkerOptions = { reconciler?: ReconcilerOptions };
+
 /** Starts every BullMQ worker and scheduler of this service in the current process. */
-export async function startWorkers(_services: Services): Promise<RunningWorkers> {
-  return { close: async () => {} };
+export async function startWorkers(services: Services, options: WorkerOptions = {}): Promise<RunningWorkers> {
+  const workers = [
+    startQueueWorker(services, QUEUE_NAMES.fulfilment, FulfilmentJob, (job) => fulfilOrder(services, job)),
+    startQueueWorker(services, QUEUE_NAMES.restock, RestockJob, (job) => restockCardService(services.db, job.cardServiceId)),
+    // Syncs serialise on an advisory lock: one at a time per process is enough.
+    startQueueWorker(services, QUEUE_NAMES.campaignSync, CampaignSyncJob, () => syncCampaigns(services.db), 1),
+  ];
+  // Timers, not Redis-stored schedules: they keep running after Redis loses its data.
+  const timers = [startReconciler(services, options.reconciler), startCampaignSync(services)];
+  return {
+    close: async () => {
+      await Promise.all(timers.map((t) => t.close()));
+      await Promise.all(workers.map((w) => w.close()));
+    },
+  };
 }

@@ -7,13 +7,26 @@ import { z } from 'zod';
 
 export const QUEUE_NAMES = {
   fulfilment: 'order-fulfilment',
+  restock: 'card-restock',
+  campaignSync: 'campaign-sync',
 } as const;
 
+/** Moves one order on (jobId = the order's utr, so a repeated enqueue is a no-op). */
 export const FulfilmentJob = z.object({ orderId: z.number().int().positive(), utr: z.string().min(1) });
 export type FulfilmentJob = z.infer<typeof FulfilmentJob>;
 
+/** Fulfils the `stock_short` orders waiting for codes of one card service. */
+export const RestockJob = z.object({ cardServiceId: z.number().int().positive() });
+export type RestockJob = z.infer<typeof RestockJob>;
+
+/** Brings services in line with the running campaigns (start, end, cap). */
+export const CampaignSyncJob = z.object({});
+export type CampaignSyncJob = z.infer<typeof CampaignSyncJob>;
+
 export type Queues = {
   fulfilment: Queue<FulfilmentJob>;
+  restock: Queue<RestockJob>;
+  campaignSync: Queue<CampaignSyncJob>;
   all: Queue[];
   close: () => Promise<void>;
 };
@@ -27,11 +40,10 @@ export const DEFAULT_JOB_OPTIONS = {
 } as const;
 
 export function createQueues(connection: ConnectionOptions, prefix: string): Queues {
-  const fulfilment = new Queue<FulfilmentJob>(QUEUE_NAMES.fulfilment, {
-    connection,
-    prefix,
-    defaultJobOptions: DEFAULT_JOB_OPTIONS,
-  });
-  const all = [fulfilment] as Queue[];
-  return { fulfilment, all, close: async () => void (await Promise.all(all.map((q) => q.close()))) };
+  const open = <T>(name: string) => new Queue<T>(name, { connection, prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
+  const fulfilment = open<FulfilmentJob>(QUEUE_NAMES.fulfilment);
+  const restock = open<RestockJob>(QUEUE_NAMES.restock);
+  const campaignSync = open<CampaignSyncJob>(QUEUE_NAMES.campaignSync);
+  const all = [fulfilment, restock, campaignSync] as Queue[];
+  return { fulfilment, restock, campaignSync, all, close: async () => void (await Promise.all(all.map((q) => q.close()))) };
 }

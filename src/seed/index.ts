@@ -4,6 +4,7 @@ import { accounts } from '../db/schema.js';
 import type { Config } from '../env.js';
 import { hmacSha256, sha256 } from '../lib/crypto.js';
 import { createAccount } from '../modules/accounts/service.js';
+import { syncCampaigns } from '../modules/campaigns/service.js';
 import { seedCatalog } from './catalog.js';
 import { seedLicenseItems } from './license.js';
 
@@ -71,6 +72,8 @@ export async function seedDemoData(db: Db, config: Config): Promise<DemoCredenti
     );
     await seedCatalog(tx, config, id);
     await seedLicenseItems(tx, config, id, credentials.purchaseCode);
+    // The demo campaign's services take their campaign pricing right away.
+    await syncCampaigns(tx);
   });
   return credentials;
 }

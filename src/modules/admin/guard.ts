@@ -1,0 +1,40 @@
+import { createMiddleware } from 'hono/factory';
+import type { AppEnv } from '../../http/context.js';
+import { AppError } from '../../http/errors.js';
+import { matchesDigest, sha256 } from '../../lib/crypto.js';
+
+/** The presented admin token, compared in constant time against the configured one. */
+function isAdminToken(presented: string | null, expected: string): boolean {
+  return presented !== null && matchesDigest(presented, sha256(expected));
+}
+
+function bearer(header: string | undefined): string | null {
+  const match = /^Bearer\s+(.+)$/i.exec(header ?? '');
+  return match ? match[1]!.trim() : null;
+}
+
+/** HTTP Basic with any user name: the password is the token. */
+function basicPassword(header: string | undefined): string | null {
+  const match = /^Basic\s+([A-Za-z0-9+/=]+)$/i.exec(header ?? '');
+  if (!match) return null;
+  const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon === -1 ? null : decoded.slice(colon + 1);
+}
+
+/**
+ * C13: every /admin route needs `Authorization: Bearer $ADMIN_TOKEN`. Without ADMIN_TOKEN the
+ * whole surface answers 503 rather than opening. With `basic`, HTTP Basic is accepted as well and a
+ * refusal asks the browser for credentials.
+ */
+export const requireAdmin = (options: { basic?: boolean } = {}) =>
+  createMiddleware<AppEnv>(async (c, next) => {
+    const expected = c.var.services.config.ADMIN_TOKEN;
+    if (!expected) throw new AppError('admin_disabled');
+    const header = c.req.header('authorization');
+    const presented = bearer(header) ?? (options.basic ? basicPassword(header) : null);
+    if (!isAdminToken(presented, expected)) {
+      throw new AppError('forbidden', undefined, options.basic ? { 'WWW-Authenticate': 'Basic realm="admin"' } : {});
+    }
+    await next();
+  });

@@ -1,0 +1,76 @@
+import type { Context } from 'hono';
+import { readBody } from '../../http/body.js';
+import type { AppEnv } from '../../http/context.js';
+import { AppError } from '../../http/errors.js';
+import { pageObject, pageRequest } from '../../http/pagination.js';
+import { success } from '../../http/respond.js';
+import { validate } from '../../http/validation.js';
+import { completeTopUpOrder } from '../fulfilment/refund.js';
+import { stockOf } from '../inventory/service.js';
+import {
+  AdjustBalanceBody,
+  CompleteOrderBody,
+  CreateAccountBody,
+  ImportCodesBody,
+  ListOrdersQuery,
+  RefundOrderBody,
+} from './schemas.js';
+import { importCodes, listOrders, moveBalance, openAccount, refundForOperator } from './service.js';
+
+type Ctx = Context<AppEnv>;
+
+/** An id in the path that is not a positive integer names no resource: 404, like an unknown id (C2). */
+function pathId(c: Ctx): number {
+  const raw = c.req.param('id') ?? '';
+  const id = /^\d{1,9}$/.test(raw) ? Number(raw) : 0;
+  if (id < 1) throw new AppError('not_found');
+  return id;
+}
+
+/** `text/plain` is one code per line; anything else is read as a `{codes: [...]}` body. */
+async function readCodes(c: Ctx): Promise<unknown> {
+  const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'text/plain') return readBody(c);
+  const codes = (await c.req.text()).split(/\r?\n/).map((line) => line.trim()).filter((line) => line !== '');
+  return { codes };
+}
+
+export async function createAccountHandler(c: Ctx) {
+  const { db, config } = c.var.services;
+  const input = validate(CreateAccountBody, await readBody(c));
+  const { id, publicKey, secretKey, apiKey } = await openAccount(db, config, input);
+  return success(c, { id, publicKey, secretKey, apiKey });
+}
+
+export async function adjustBalanceHandler(c: Ctx) {
+  const id = pathId(c);
+  const { amount, reason } = validate(AdjustBalanceBody, await readBody(c));
+  return success(c, await moveBalance(c.var.services.db, id, amount, reason));
+}
+
+export async function importCodesHandler(c: Ctx) {
+  const id = pathId(c);
+  const { codes } = validate(ImportCodesBody, await readCodes(c));
+  return success(c, await importCodes(c.var.services, id, codes));
+}
+
+export async function stockHandler(c: Ctx) {
+  return success(c, await stockOf(c.var.services.db, pathId(c)));
+}
+
+export async function listOrdersHandler(c: Ctx) {
+  const query = validate(ListOrdersQuery, c.req.query());
+  const page = pageRequest(query, 10);
+  const { data, total } = await listOrders(c.var.services.db, { status: query.status, ...page });
+  return success(c, pageObject(c, 'data', data, total, page));
+}
+
+export async function completeOrderHandler(c: Ctx) {
+  const { note } = validate(CompleteOrderBody, await readBody(c));
+  return success(c, await completeTopUpOrder(c.var.services.db, c.req.param('utr') ?? '', note));
+}
+
+export async function refundOrderHandler(c: Ctx) {
+  const { reason } = validate(RefundOrderBody, await readBody(c));
+  return success(c, await refundForOperator(c.var.services.db, c.req.param('utr') ?? '', reason));
+}

@@ -1,0 +1,62 @@
+import { z } from '@hono/zod-openapi';
+import { pageQuery, requiredText } from '../../http/validation.js';
+import { ORDER_STATUS, type OrderStatus } from '../orders/state.js';
+
+/** Money as a JSON number or a string with at most two decimals; `signed` allows a leading minus. */
+const moneyAmount = (signed: boolean) =>
+  z.preprocess(
+    (v) => (typeof v === 'number' && Number.isFinite(v) ? String(v) : typeof v === 'string' ? v.trim() : v),
+    z
+      .string({ error: 'must be a number with at most 2 decimals.' })
+      .regex(signed ? /^-?\d{1,12}(\.\d{1,2})?$/ : /^\d{1,12}(\.\d{1,2})?$/, {
+        error: 'must be a number with at most 2 decimals.',
+      }),
+  );
+
+export const CreateAccountBody = z.object({
+  firstname: requiredText(100),
+  lastname: requiredText(100),
+  email: z.email({ error: 'must be a valid email address.' }).max(255).optional(),
+  currency: z
+    .string({ error: 'must be a 3-letter currency code.' })
+    .regex(/^[A-Z]{3}$/, { error: 'must be a 3-letter currency code.' })
+    .optional(),
+  balance: moneyAmount(false).optional(),
+});
+
+export const AdjustBalanceBody = z.object({
+  amount: moneyAmount(true).refine((v) => !/^-?0+(\.0+)?$/.test(v), { error: 'must not be zero.' }),
+  reason: requiredText(500),
+});
+
+export const ImportCodesBody = z.object({
+  codes: z
+    .array(z.string({ error: 'must be a list of strings.' }).trim().min(1).max(500), { error: 'must be a list of strings.' })
+    .min(1)
+    .max(10_000, { error: 'must not have more than 10000 items.' }),
+});
+
+const STATUS_BY_NAME: Record<string, OrderStatus> = {
+  ...ORDER_STATUS,
+  ...Object.fromEntries(Object.values(ORDER_STATUS).map((n) => [String(n), n])),
+};
+
+export const ListOrdersQuery = z.object({
+  status: z
+    .string()
+    .transform((v, ctx) => {
+      const status = STATUS_BY_NAME[v.trim().toLowerCase()];
+      if (status === undefined) {
+        ctx.addIssue({ code: 'custom', message: 'must be one of initiate, completed, refund, stock_short or 0 to 3.' });
+        return z.NEVER;
+      }
+      return status;
+    })
+    .optional(),
+  page: pageQuery().optional(),
+  per_page: pageQuery().optional(),
+});
+
+export const CompleteOrderBody = z.object({ note: requiredText(1000).optional() });
+
+export const RefundOrderBody = z.object({ reason: requiredText(1000) });

@@ -1,0 +1,177 @@
+import { QueueEvents } from 'bullmq';
+import { count, desc, eq, inArray } from 'drizzle-orm';
+import { Redis } from 'ioredis';
+import type { Db } from '../../db/client.js';
+import { accounts, orderLines, orders } from '../../db/schema.js';
+import type { Config } from '../../env.js';
+import type { Services } from '../../http/context.js';
+import { AppError } from '../../http/errors.js';
+import { isoMicros } from '../../lib/time.js';
+import { moneyNumber, toCents } from '../../lib/money.js';
+import { adjustBalance, createAccount, type AccountCredentials } from '../accounts/service.js';
+import { refundOrder } from '../fulfilment/refund.js';
+import { restockCardService } from '../fulfilment/service.js';
+import { addCodes } from '../inventory/service.js';
+import { STATUS_LABELS, type OrderStatus } from '../orders/state.js';
+import { QUEUE_NAMES } from '../../queues/index.js';
+
+export type NewOperatorAccount = { firstname: string; lastname: string; email?: string; currency?: string; balance?: string };
+
+/** Accounts pay in the store currency only (C7), so another currency is refused. */
+export async function openAccount(db: Db, config: Config, input: NewOperatorAccount): Promise<AccountCredentials> {
+  if (input.currency !== undefined && input.currency !== config.STORE_CURRENCY) {
+    throw new AppError('validation', [`The currency field must be ${config.STORE_CURRENCY}.`]);
+  }
+  return createAccount(db, {
+    firstname: input.firstname,
+    lastname: input.lastname,
+    email: input.email ?? null,
+    currency: config.STORE_CURRENCY,
+    currencySymbol: config.STORE_CURRENCY_SYMBOL,
+    balance: input.balance,
+  });
+}
+
+/** Credits (amount > 0) or debits an account through the ledger; the balance never goes below zero. */
+export async function moveBalance(db: Db, accountId: number, amount: string, reason: string): Promise<{ balance: number }> {
+  const [account] = await db.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, accountId));
+  if (!account) throw new AppError('not_found');
+  const balance = await adjustBalance(db, accountId, amount, toCents(amount) > 0 ? 'deposit' : 'adjustment', reason);
+  if (balance === null) throw new AppError('balance_below_zero');
+  return { balance: moneyNumber(balance) };
+}
+
+export type ImportResult = { added: number; skipped: number; fulfilled_orders: number | null };
+
+/**
+ * Stores new codes, then has the restock job fulfil waiting `stock_short` orders and waits up to
+ * `waitMs` for it: `fulfilled_orders` is null when the job is still running (it finishes in the
+ * background). When the queue cannot be reached the restock runs here instead, so no order waits
+ * on a job that was never enqueued.
+ */
+export async function importCodes(
+  services: Services,
+  cardServiceId: number,
+  codes: string[],
+  waitMs = 10_000,
+): Promise<ImportResult> {
+  const { added, skipped } = await addCodes(services.db, services.config.codeEncryptionKey, cardServiceId, codes);
+  let job;
+  try {
+    job = await services.queues.restock.add('restock', { cardServiceId });
+  } catch (err) {
+    services.logger.warn('restock could not be enqueued, running it in-process', { cardServiceId, err });
+    const { fulfilledOrders } = await restockCardService(services.db, cardServiceId);
+    return { added, skipped, fulfilled_orders: fulfilledOrders };
+  }
+  const connection = new Redis(services.config.REDIS_URL, { maxRetriesPerRequest: null });
+  connection.on('error', () => {});
+  const events = new QueueEvents(QUEUE_NAMES.restock, { connection, prefix: services.config.BULLMQ_PREFIX });
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    // waitUntilFinished also checks whether the job finished before the listener was attached.
+    const finished = events
+      .waitUntilReady()
+      .then(() => job.waitUntilFinished(events, waitMs) as Promise<{ fulfilledOrders: number }>)
+      // A failed job or a closed connection reads as "not finished yet".
+      .then((result) => result.fulfilledOrders, () => null);
+    const timeout = new Promise<null>((resolve) => {
+      timer = setTimeout(() => resolve(null), waitMs);
+    });
+    return { added, skipped, fulfilled_orders: await Promise.race([finished, timeout]) };
+  } finally {
+    clearTimeout(timer);
+    await events.close().catch(() => {});
+    connection.disconnect();
+  }
+}
+
+export type OrderFilter = { status?: OrderStatus; page: number; perPage: number };
+
+/** One order as operators see it: every account, prices and progress, never the card codes. */
+export type AdminOrder = {
+  id: number;
+  utr: string;
+  account_id: number;
+  kind: string;
+  status: OrderStatus;
+  status_label: string;
+  price: number;
+  refunded_amount: number;
+  currency: string;
+  symbol: string;
+  informations: Record<string, string> | null;
+  note: string | null;
+  created_at: string;
+  updated_at: string;
+  completed_at: string | null;
+  lines: Array<{
+    card_service_id: number | null;
+    top_up_service_id: number | null;
+    quantity: number;
+    unit_price: number;
+    line_total: number;
+    campaign_units: number;
+    codes_owed: number;
+  }>;
+};
+
+/** Orders of all accounts, newest first (C11), with their total count. */
+export async function listOrders(db: Db, { status, page, perPage }: OrderFilter): Promise<{ data: AdminOrder[]; total: number }> {
+  const where = status === undefined ? undefined : eq(orders.status, status);
+  const [rows, [counted]] = await Promise.all([
+    db
+      .select()
+      .from(orders)
+      .where(where)
+      .orderBy(desc(orders.createdAt), desc(orders.id))
+      .limit(perPage)
+      .offset((page - 1) * perPage),
+    db.select({ total: count() }).from(orders).where(where),
+  ]);
+  const lines = rows.length
+    ? await db
+        .select()
+        .from(orderLines)
+        .where(inArray(orderLines.orderId, rows.map((r) => r.id)))
+        .orderBy(orderLines.id)
+    : [];
+  const data = rows.map((order): AdminOrder => {
+    const status = order.status as OrderStatus;
+    return {
+      id: order.id,
+      utr: order.utr,
+      account_id: order.accountId,
+      kind: order.kind,
+      status,
+      status_label: STATUS_LABELS[status],
+      price: moneyNumber(order.total),
+      refunded_amount: moneyNumber(order.refundedAmount),
+      currency: order.currency,
+      symbol: order.currencySymbol,
+      informations: order.informations,
+      note: order.note,
+      created_at: isoMicros(order.createdAt),
+      updated_at: isoMicros(order.updatedAt),
+      completed_at: isoMicros(order.completedAt),
+      lines: lines
+        .filter((line) => line.orderId === order.id)
+        .map((line) => ({
+          card_service_id: line.cardServiceId,
+          top_up_service_id: line.topUpServiceId,
+          quantity: line.quantity,
+          unit_price: moneyNumber(line.unitPrice),
+          line_total: moneyNumber(line.lineTotal),
+          campaign_units: line.campaignUnits,
+          codes_owed: line.codesOwed,
+        })),
+    };
+  });
+  return { data, total: counted?.total ?? 0 };
+}
+
+/** Refunds a non-completed order (C8); the refunded amount as a JSON number like every price. */
+export async function refundForOperator(db: Db, utr: string, reason: string) {
+  const refunded = await refundOrder(db, utr, reason);
+  return { ...refunded, refunded_amount: moneyNumber(refunded.refunded_amount) };
+}

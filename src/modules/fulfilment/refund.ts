@@ -1,0 +1,143 @@
+import { sql } from 'drizzle-orm';
+import type { DbOrTx, Tx } from '../../db/client.js';
+import {
+  accounts,
+  balanceLedger,
+  campaignCardServices,
+  campaigns,
+  campaignTopUpServices,
+  cardServices,
+  orderLines,
+  orders,
+  topUpServices,
+} from '../../db/schema.js';
+import { AppError } from '../../http/errors.js';
+import { fromCents, toCents } from '../../lib/money.js';
+import { utcToday } from '../../lib/time.js';
+import { ORDER_STATUS, transitionOrder, type OrderStatus } from '../orders/state.js';
+
+type LockedOrder = { id: number; account_id: number; kind: string; status: number; total: string };
+
+type RefundLine = {
+  card_service_id: number | null;
+  top_up_service_id: number | null;
+  quantity: number;
+  codes_owed: number;
+  unit_price: string;
+  campaign_units: number;
+  campaign_unit_price: string | null;
+  campaign_id: number | null;
+  line_total: string;
+};
+
+/** Locks an order by utr for the rest of the transaction; unknown utr → not_found. (float8: raw SQL reads bigint as text.) */
+async function lockOrder(tx: Tx, utr: string): Promise<LockedOrder> {
+  const [order] = await tx.execute<LockedOrder>(
+    sql`select id::float8 as id, account_id, kind, status, total from ${orders} where utr = ${utr} for update`,
+  );
+  if (!order) throw new AppError('not_found');
+  return order;
+}
+
+/**
+ * What a line gives back: its undelivered units (top-up lines deliver nothing before completion).
+ * Delivered units are counted as the campaign-priced units first, since an order takes its
+ * campaign units first (C6); so the refund counts undelivered units at the regular unit price
+ * first and at the campaign price last, and the campaign units not delivered are released.
+ */
+function undelivered(line: RefundLine, kind: string): { cents: number; campaignUnits: number } {
+  const delivered = kind === 'card' ? line.quantity - line.codes_owed : 0;
+  const deliveredCampaign = Math.min(delivered, line.campaign_units);
+  const deliveredCents =
+    deliveredCampaign * toCents(line.campaign_unit_price ?? line.unit_price) +
+    (delivered - deliveredCampaign) * toCents(line.unit_price);
+  return {
+    cents: Math.max(0, toCents(line.line_total) - deliveredCents),
+    campaignUnits: line.campaign_units - deliveredCampaign,
+  };
+}
+
+/**
+ * Gives unsold campaign units back to the service's allowance (C9), only while that campaign is
+ * running and the service has not left it; a service that left at its cap keeps its final count.
+ */
+async function releaseCampaignUnits(tx: Tx, line: RefundLine, units: number, today: string): Promise<void> {
+  if (units <= 0 || line.campaign_id === null) return;
+  const member =
+    line.card_service_id !== null
+      ? { services: cardServices, members: campaignCardServices, column: campaignCardServices.cardServiceId, id: line.card_service_id }
+      : line.top_up_service_id !== null
+        ? { services: topUpServices, members: campaignTopUpServices, column: campaignTopUpServices.topUpServiceId, id: line.top_up_service_id }
+        : null;
+  if (!member) return;
+  await tx.execute(sql`
+    update ${member.services} set offered_sell = greatest(offered_sell - ${units}, 0), updated_at = now()
+    where id = ${member.id} and is_offered = 1
+      and exists (
+        select 1 from ${member.members} join ${campaigns} on ${campaigns.id} = ${member.members.campaignId}
+        where ${member.members.campaignId} = ${line.campaign_id} and ${member.column} = ${member.id}
+          and ${member.members.leftAt} is null and ${campaigns.status} = 1
+          and ${today}::date between ${campaigns.startDate} and ${campaigns.endDate})`);
+}
+
+/**
+ * Refunds a non-completed order (C8: initiate or stock_short → refund) in one transaction: credits
+ * the undelivered value to the balance with an `order_refund` ledger row (at most one per order,
+ * enforced by a unique index), releases unsold campaign units and clears what is still owed.
+ */
+export async function refundOrder(
+  db: DbOrTx,
+  utr: string,
+  reason: string,
+): Promise<{ utr: string; status: OrderStatus; refunded_amount: string }> {
+  return db.transaction(async (tx) => {
+    const order = await lockOrder(tx, utr);
+    if (order.status !== ORDER_STATUS.initiate && order.status !== ORDER_STATUS.stock_short) {
+      throw new AppError('invalid_transition');
+    }
+    const lines = await tx.execute<RefundLine>(sql`
+      select card_service_id, top_up_service_id, quantity, codes_owed, unit_price, campaign_units,
+             campaign_unit_price, campaign_id, line_total
+      from ${orderLines} where order_id = ${order.id}
+      order by card_service_id nulls last, top_up_service_id, id`);
+    const today = utcToday();
+    let cents = 0;
+    for (const line of lines) {
+      const back = undelivered(line, order.kind);
+      cents += back.cents;
+      await releaseCampaignUnits(tx, line, back.campaignUnits, today);
+    }
+    if (order.kind !== 'card') cents = toCents(order.total);
+    const amount = fromCents(Math.min(cents, toCents(order.total)));
+
+    if (toCents(amount) > 0) {
+      await tx.execute(sql`
+        with moved as (
+          update ${accounts} set balance = balance + ${amount}::numeric, updated_at = now()
+          where id = ${order.account_id}
+          returning id, balance
+        )
+        insert into ${balanceLedger} (account_id, amount, balance_after, kind, order_id, reason)
+        select id, ${amount}::numeric, balance, 'order_refund', ${order.id}, ${reason} from moved`);
+    }
+    await tx.execute(sql`update ${orderLines} set codes_owed = 0 where order_id = ${order.id} and codes_owed > 0`);
+    const moved = await transitionOrder(tx, order.id, ORDER_STATUS.refund, { refundedAmount: amount, note: reason });
+    if (!moved) throw new AppError('invalid_transition');
+    return { utr, status: moved.status, refunded_amount: moved.refundedAmount };
+  });
+}
+
+/** An operator marks a top-up order delivered (initiate → completed). */
+export async function completeTopUpOrder(
+  db: DbOrTx,
+  utr: string,
+  note?: string,
+): Promise<{ utr: string; status: OrderStatus }> {
+  return db.transaction(async (tx) => {
+    const order = await lockOrder(tx, utr);
+    if (order.kind !== 'top_up' || order.status !== ORDER_STATUS.initiate) throw new AppError('invalid_transition');
+    const moved = await transitionOrder(tx, order.id, ORDER_STATUS.completed, note === undefined ? {} : { note });
+    if (!moved) throw new AppError('invalid_transition');
+    return { utr, status: moved.status };
+  });
+}

@@ -1,0 +1,145 @@
+import { and, asc, count, desc, eq, inArray, sql } from 'drizzle-orm';
+import type { DbOrTx } from '../../db/client.js';
+import { cardCodes, cardServices, cards, orderLines, orders, reviews, topUpServices, topUps, type ProductKind } from '../../db/schema.js';
+import { moneyNumber } from '../../lib/money.js';
+import { isoMicros } from '../../lib/time.js';
+import type { PageRequest } from '../../http/pagination.js';
+import { pageOffset } from '../../http/pagination.js';
+import { STATUS_LABELS, type OrderStatus } from './state.js';
+
+type ReviewInfo = { review: { comment: string | null; rating: number | null; status: 'active' | 'inactive' } };
+
+export type OrderEntry = {
+  utr: string;
+  price: number;
+  currency: string;
+  symbol: string;
+  status: OrderStatus;
+  status_label: string;
+  dateTime: string;
+  informations: Record<string, string> | never[];
+  lines: Array<OrderLine & { codes: string[] }>;
+  review_user_info: ReviewInfo[];
+};
+
+/**
+ * One page of the caller's orders of one kind, newest first, in four queries whatever the page size:
+ * the count, the orders, their lines with products and the caller's reviews, and (cards) the delivered codes.
+ * `openCode` decrypts a delivered card code.
+ */
+export async function listOrders(
+  db: DbOrTx,
+  accountId: number,
+  kind: ProductKind,
+  page: PageRequest,
+  openCode: (sealed: Buffer) => string,
+): Promise<{ total: number; entries: OrderEntry[] }> {
+  const mine = and(eq(orders.accountId, accountId), eq(orders.kind, kind));
+  const [{ total } = { total: 0 }] = await db.select({ total: count() }).from(orders).where(mine);
+  const rows = await db
+    .select()
+    .from(orders)
+    .where(mine)
+    .orderBy(desc(orders.createdAt), desc(orders.id))
+    .limit(page.perPage)
+    .offset(pageOffset(page));
+  if (rows.length === 0) return { total, entries: [] };
+
+  const lines = await (kind === 'top_up' ? topUpLines : cardLines)(db, accountId, rows.map((r) => r.id));
+  const codes = kind === 'card' ? await deliveredCodes(db, lines.map((l) => l.lineId), openCode) : new Map<number, string[]>();
+
+  return {
+    total,
+    entries: rows.map((order) => {
+      const own = lines.filter((l) => l.orderId === order.id);
+      const reviewed = new Map(own.filter((l) => l.reviewStatus !== null).map((l) => [l.productId, l]));
+      return {
+        utr: order.utr,
+        price: moneyNumber(order.total),
+        currency: order.currency,
+        symbol: order.currencySymbol,
+        status: order.status as OrderStatus,
+        status_label: STATUS_LABELS[order.status as OrderStatus],
+        dateTime: isoMicros(order.createdAt),
+        informations: kind === 'top_up' ? (order.informations ?? {}) : [],
+        lines: own.map((l) => ({ ...l, codes: codes.get(l.lineId) ?? [] })),
+        review_user_info: [...reviewed.values()].map((l) => ({
+          review: {
+            comment: l.reviewComment,
+            rating: l.reviewRating === null ? null : Number(l.reviewRating),
+            status: l.reviewStatus === 1 ? 'active' : 'inactive',
+          },
+        })),
+      };
+    }),
+  };
+}
+
+/** A line of an order with its product, service and the caller's review of that product. */
+export type OrderLine = Awaited<ReturnType<typeof topUpLines>>[number];
+
+const lineFields = {
+  lineId: orderLines.id,
+  orderId: orderLines.orderId,
+  quantity: orderLines.quantity,
+  basePrice: orderLines.basePrice,
+  /** Average money discount per unit over the line (campaign units included). */
+  discount: sql<string>`round((${orderLines.basePrice} * ${orderLines.quantity} - ${orderLines.lineTotal}) / ${orderLines.quantity}, 2)`,
+  codesOwed: orderLines.codesOwed,
+  reviewComment: reviews.comment,
+  reviewRating: reviews.rating,
+  reviewStatus: reviews.status,
+};
+
+const callerReview = (accountId: number, kind: ProductKind, productId: typeof topUps.id | typeof cards.id) =>
+  and(eq(reviews.accountId, accountId), eq(reviews.reviewableType, kind), eq(reviews.reviewableId, productId));
+
+function topUpLines(db: DbOrTx, accountId: number, orderIds: number[]) {
+  return db
+    .select({
+      ...lineFields,
+      productId: topUps.id,
+      productName: topUps.name,
+      slug: topUps.slug,
+      image: topUps.image,
+      rating: topUps.avgRating,
+      service: topUpServices.name,
+    })
+    .from(orderLines)
+    .innerJoin(topUpServices, eq(topUpServices.id, orderLines.topUpServiceId))
+    .innerJoin(topUps, eq(topUps.id, topUpServices.topUpId))
+    .leftJoin(reviews, callerReview(accountId, 'top_up', topUps.id))
+    .where(inArray(orderLines.orderId, orderIds))
+    .orderBy(asc(orderLines.id));
+}
+
+function cardLines(db: DbOrTx, accountId: number, orderIds: number[]) {
+  return db
+    .select({
+      ...lineFields,
+      productId: cards.id,
+      productName: cards.name,
+      slug: cards.slug,
+      image: cards.image,
+      rating: cards.avgRating,
+      service: cardServices.name,
+    })
+    .from(orderLines)
+    .innerJoin(cardServices, eq(cardServices.id, orderLines.cardServiceId))
+    .innerJoin(cards, eq(cards.id, cardServices.cardId))
+    .leftJoin(reviews, callerReview(accountId, 'card', cards.id))
+    .where(inArray(orderLines.orderId, orderIds))
+    .orderBy(asc(orderLines.id));
+}
+
+async function deliveredCodes(db: DbOrTx, lineIds: number[], openCode: (sealed: Buffer) => string) {
+  const byLine = new Map<number, string[]>();
+  if (lineIds.length === 0) return byLine;
+  const rows = await db
+    .select({ lineId: cardCodes.orderLineId, sealed: cardCodes.codeEncrypted })
+    .from(cardCodes)
+    .where(inArray(cardCodes.orderLineId, lineIds))
+    .orderBy(asc(cardCodes.id));
+  for (const row of rows) byLine.set(row.lineId!, [...(byLine.get(row.lineId!) ?? []), openCode(row.sealed)]);
+  return byLine;
+}

@@ -1,0 +1,262 @@
+import { randomBytes } from 'node:crypto';
+import { and, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm';
+import type { DbOrTx } from '../../db/client.js';
+import { cardServices, cards, idempotencyKeys, topUpServices, topUps, type OrderField, type ProductKind } from '../../db/schema.js';
+import { AppError, validationError } from '../../http/errors.js';
+import { isBlank } from '../../http/validation.js';
+import { sha256 } from '../../lib/crypto.js';
+import { ORDER_STATUS } from './state.js';
+
+/** A fresh order number: kind prefix, time-sortable base36 milliseconds, then randomness (URL-safe, ≤ 32 chars). */
+export function newUtr(kind: ProductKind): string {
+  const time = Date.now().toString(36).toUpperCase().padStart(9, '0');
+  const random = randomBytes(8).toString('hex').toUpperCase();
+  return `${kind === 'top_up' ? 'T' : 'C'}${time}${random}`;
+}
+
+// ───────────────────────────── request checks against the catalog ─────────────────────────────
+
+export type TopUpOrderRequest = { topUpId: number; serviceId: number; fields: Record<string, unknown> };
+
+/**
+ * Checks a top-up order against the catalog: an orderable top-up, one of its active services and
+ * every order-form field (`field_name` in the body, `field_value` in messages and in `informations`).
+ * All failing fields are reported together (422).
+ */
+export async function checkTopUpOrder(db: DbOrTx, input: TopUpOrderRequest) {
+  const [topUp] = await db
+    .select({ orderInformation: topUps.orderInformation, serviceId: topUpServices.id })
+    .from(topUps)
+    .leftJoin(
+      topUpServices,
+      and(eq(topUpServices.id, input.serviceId), eq(topUpServices.topUpId, topUps.id), eq(topUpServices.status, 1)),
+    )
+    .where(and(eq(topUps.id, input.topUpId), eq(topUps.status, 1), isNull(topUps.deletedAt)));
+  if (!topUp) throw validationError(['The selected top up id is invalid.']);
+
+  const messages = topUp.serviceId === null ? ['The selected service id is invalid.'] : [];
+  const informations: Record<string, string> = {};
+  for (const field of orderFields(topUp.orderInformation)) {
+    const raw = input.fields[field.field_name];
+    const value = typeof raw === 'number' ? String(raw) : raw;
+    if (isBlank(value) || typeof value !== 'string') {
+      messages.push(`The ${field.field_value} field is required.`);
+    } else if (field.field_type === 'select' && !Object.hasOwn(field.option ?? {}, value)) {
+      messages.push(`The selected ${field.field_value} is invalid.`);
+    } else if (value.length > 255) {
+      messages.push(`The ${field.field_value} field must not be greater than 255 characters.`);
+    } else {
+      informations[field.field_value] = value.trim();
+    }
+  }
+  if (messages.length) throw validationError(messages);
+  return { informations };
+}
+
+/** `order_information` is an array of fields; an object keyed by position reads the same. */
+const orderFields = (info: OrderField[] | Record<string, OrderField> | null): OrderField[] =>
+  Array.isArray(info) ? info : Object.values(info ?? {});
+
+export type CardLineRequest = { serviceId: number; quantity: number };
+
+/**
+ * Duplicate service ids are merged into one line (quantities added, first position kept), so each
+ * service is reserved and priced once per order; the per-line quantity limit applies to the merged line.
+ */
+export function mergeCardLines(lines: CardLineRequest[]): CardLineRequest[] {
+  const merged = new Map<number, number>();
+  for (const line of lines) merged.set(line.serviceId, (merged.get(line.serviceId) ?? 0) + line.quantity);
+  return [...merged].map(([serviceId, quantity]) => ({ serviceId, quantity }));
+}
+
+/** Checks card order lines (merged): every service exists and is active, of an active card (else 422). */
+export async function checkCardOrder(db: DbOrTx, lines: CardLineRequest[]) {
+  const rows = await db
+    .select({ id: cardServices.id, cardId: cardServices.cardId })
+    .from(cardServices)
+    .innerJoin(cards, eq(cards.id, cardServices.cardId))
+    .where(
+      and(
+        inArray(cardServices.id, lines.map((l) => l.serviceId)),
+        eq(cardServices.status, 1),
+        eq(cards.status, 1),
+        isNull(cards.deletedAt),
+      ),
+    );
+  if (rows.length !== lines.length) throw validationError(['The selected service ids is invalid.']);
+  const cardOf = new Map(rows.map((r) => [r.id, r.cardId]));
+  return lines.map((l) => ({ ...l, cardId: cardOf.get(l.serviceId)! }));
+}
+
+// ───────────────────────────── placement ─────────────────────────────
+
+export type Idempotency = { key: string; endpoint: string; digest: Buffer };
+
+export type PlaceOrder = {
+  accountId: number;
+  kind: ProductKind;
+  utr: string;
+  topUpId: number | null;
+  informations: Record<string, string> | null;
+  lines: Array<{ serviceId: number; quantity: number; cardId: number | null }>;
+  idempotency: Idempotency | null;
+  /** The answer remembered under the Idempotency-Key (C15) together with the order. */
+  response: unknown;
+};
+
+export type Placed =
+  | { kind: 'placed'; orderId: number; utr: string }
+  | { kind: 'replayed'; status: number; body: unknown };
+
+/** Digest of a canonical form of a request: keys sorted at every level, so encodings and key order do not matter. */
+export function requestDigest(endpoint: string, request: unknown): Buffer {
+  const canonical = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(canonical)
+      : v && typeof v === 'object'
+        ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical((v as Record<string, unknown>)[k])]))
+        : v;
+  return sha256(`${endpoint}\n${JSON.stringify(canonical(request))}`);
+}
+
+const TABLES = {
+  top_up: { services: 'top_up_services', lineColumn: 'top_up_service_id', members: 'campaign_top_up_services', memberColumn: 'top_up_service_id' },
+  card: { services: 'card_services', lineColumn: 'card_service_id', members: 'campaign_card_services', memberColumn: 'card_service_id' },
+} as const;
+
+/** C6 unit price in SQL, the same rule as catalog/pricing.ts unitPriceCents (rounded half-up, never below 0). */
+export const unitPriceSql = (price: string, discount: string, type: string) =>
+  sql.raw(
+    `greatest(0, case when ${type} = 'percentage' then round(${price} * (100 - ${discount}) / 100, 2) else ${price} - ${discount} end)`,
+  );
+
+/**
+ * Places an order in ONE statement (one round trip, one implicit transaction): claim the Idempotency-Key,
+ * reserve campaign units, price every line, debit the balance with its ledger row, insert the order and
+ * its lines. Either everything is written or nothing.
+ *
+ * - Campaign units: services in a campaign (`is_offered = 1`, campaign active today) are locked in id order and take
+ *   `least(qty, max_sell − offered_sell)` units at their own (campaign) price; the rest pay the regular
+ *   price kept in `old_data`. The lock makes the count exact under any concurrency.
+ * - Balance: the debit is `balance − total` on the locked account row; the `accounts_balance_non_negative`
+ *   check refuses a debit below zero and aborts the whole statement (reservation included), reported as
+ *   insufficient balance.
+ * - Idempotency: the key row is inserted with the final answer, so a concurrent repeat waits on the key
+ *   and then replays it; an expired key (older than 24 h) is taken over.
+ */
+export async function placeOrder(db: DbOrTx, input: PlaceOrder): Promise<Placed> {
+  const t = TABLES[input.kind];
+  const services = sql.raw(t.services);
+  const lines = JSON.stringify(
+    input.lines.map((l, pos) => ({ pos, service_id: l.serviceId, qty: l.quantity, card_id: l.cardId })),
+  );
+  const idem = input.idempotency;
+  const statement: SQL = sql`
+    with req as (
+      select * from jsonb_to_recordset(${lines}::jsonb) as r(pos int, service_id int, qty int, card_id int)
+    ), claim as (
+      insert into idempotency_keys as k (account_id, key, endpoint, request_digest, response_status, response_body)
+      select ${input.accountId}, ${idem?.key ?? null}::text, ${idem?.endpoint ?? null}::text, ${idem?.digest ?? null}::bytea,
+             200, ${JSON.stringify(input.response)}::jsonb
+      where ${idem?.key ?? null}::text is not null
+      on conflict (account_id, key) do update
+        set endpoint = excluded.endpoint, request_digest = excluded.request_digest, response_status = excluded.response_status,
+            response_body = excluded.response_body, created_at = now()
+        where k.created_at < now() - interval '24 hours'
+      returning 1
+    ), go as (
+      select 1 where ${idem?.key ?? null}::text is null or exists (select 1 from claim)
+    ), locked as (
+      -- Only services of a campaign that is active today sell campaign units (C9), whatever is_offered says.
+      select s.id, s.price, s.discount, s.discount_type, s.offered_sell, s.max_sell, m.campaign_id
+      from ${services} s
+      cross join lateral (
+        select m.campaign_id from ${sql.raw(t.members)} m join campaigns c on c.id = m.campaign_id
+        where m.${sql.raw(t.memberColumn)} = s.id and m.left_at is null and c.status = 1
+          and current_date between c.start_date and c.end_date
+        order by m.campaign_id desc limit 1
+      ) m
+      where s.id in (select service_id from req) and s.is_offered = 1 and exists (select 1 from go)
+      order by s.id
+      for update of s
+    ), alloc as (
+      select l.id, l.campaign_id, greatest(0, least(r.qty, l.max_sell - l.offered_sell)) as n,
+             ${unitPriceSql('l.price', 'l.discount', 'l.discount_type')} as unit
+      from locked l join req r on r.service_id = l.id
+    ), reserve as (
+      update ${services} s set offered_sell = s.offered_sell + a.n, updated_at = now()
+      from alloc a where s.id = a.id and a.n > 0
+      returning s.id
+    ), regular as (
+      -- While is_offered = 1 the service's own fields are the campaign pricing; the regular one is in old_data.
+      select s.id,
+             case when s.is_offered = 1 and s.old_data is not null then (s.old_data->>'price')::numeric else s.price end as price,
+             case when s.is_offered = 1 and s.old_data is not null then (s.old_data->>'discount')::numeric else s.discount end as discount,
+             case when s.is_offered = 1 and s.old_data is not null then s.old_data->>'discount_type' else s.discount_type end as discount_type
+      from ${services} s where s.id in (select service_id from req)
+    ), priced as (
+      select r.pos, r.service_id, r.qty, r.card_id, g.price as base_price, x.unit,
+             coalesce(a.n, 0) as campaign_units,
+             case when a.n > 0 then a.unit end as campaign_unit_price,
+             case when a.n > 0 then a.campaign_id end as campaign_id,
+             coalesce(a.n, 0) * coalesce(a.unit, 0) + (r.qty - coalesce(a.n, 0)) * x.unit as line_total
+      from req r
+      join regular g on g.id = r.service_id
+      cross join lateral (select ${unitPriceSql('g.price', 'g.discount', 'g.discount_type')} as unit) x
+      left join alloc a on a.id = r.service_id
+    ), debit as (
+      update accounts a set balance = a.balance - t.amount, updated_at = now()
+      from (select sum(line_total) as amount from priced) t
+      where a.id = ${input.accountId} and exists (select 1 from go)
+      returning a.id, a.balance, a.currency, a.currency_symbol, t.amount
+    ), placed as (
+      insert into orders (utr, account_id, kind, top_up_id, status, total, currency, currency_symbol, informations)
+      select ${input.utr}, d.id, ${input.kind}, ${input.topUpId}::int, ${ORDER_STATUS.initiate}, d.amount, d.currency,
+             d.currency_symbol, ${input.informations === null ? null : JSON.stringify(input.informations)}::jsonb
+      from debit d
+      returning id
+    ), ledger as (
+      insert into balance_ledger (account_id, amount, balance_after, kind, order_id)
+      select d.id, -d.amount, d.balance, 'order_debit', p.id from debit d, placed p
+    ), written_lines as (
+      insert into order_lines (order_id, ${sql.raw(t.lineColumn)}, card_id, quantity, base_price, discount, unit_price,
+                               campaign_units, campaign_unit_price, campaign_id, line_total, codes_owed)
+      select p.id, q.service_id, q.card_id, q.qty, q.base_price, q.base_price - q.unit, q.unit,
+             q.campaign_units, q.campaign_unit_price, q.campaign_id, q.line_total,
+             ${input.kind === 'card' ? sql`q.qty` : sql`0`}
+      from placed p, priced q
+      order by q.pos
+    )
+    select p.id as order_id from placed p`;
+
+  let rows: Array<Record<string, unknown>>;
+  try {
+    rows = await db.execute(statement);
+  } catch (err) {
+    if (isInsufficientBalance(err)) throw new AppError('insufficient_balance');
+    throw err;
+  }
+  const placed = rows[0];
+  if (placed) return { kind: 'placed', orderId: Number(placed.order_id), utr: input.utr };
+  if (!idem) throw new Error('order placement wrote nothing without an Idempotency-Key');
+  return replay(db, input.accountId, idem);
+}
+
+/** The key was already used: the first answer for the same request, 409 for a different one. */
+async function replay(db: DbOrTx, accountId: number, idem: Idempotency): Promise<Placed> {
+  const [row] = await db
+    .select()
+    .from(idempotencyKeys)
+    .where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, idem.key)));
+  if (!row || row.responseStatus === null) throw new AppError('idempotency_in_progress');
+  if (row.endpoint !== idem.endpoint || !row.requestDigest.equals(idem.digest)) throw new AppError('idempotency_conflict');
+  return { kind: 'replayed', status: row.responseStatus, body: row.responseBody };
+}
+
+function isInsufficientBalance(err: unknown): boolean {
+  for (let e: unknown = err; e && typeof e === 'object'; e = (e as { cause?: unknown }).cause) {
+    const pg = e as { code?: string; constraint_name?: string };
+    if (pg.code === '23514' && pg.constraint_name === 'accounts_balance_non_negative') return true;
+  }
+  return false;
+}

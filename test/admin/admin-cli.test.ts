@@ -1,0 +1,100 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestAccount, tokenFor } from '../helpers/api.js';
+import { startTestApp, type TestApp } from '../helpers/harness.js';
+import { insertCardService, insertOrder, insertTopUpService } from './fixtures.js';
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(async () => app?.close());
+
+type Run = { code: number | null; stdout: string; stderr: string };
+
+/** `npm run cli -- …` as an operator runs it: a separate process on the test app's database and Redis. */
+function cli(args: string[], stdin = ''): Promise<Run> {
+  const { config } = app.services;
+  const child = spawn('npx', ['tsx', 'src/bin/cli.ts', ...args], {
+    env: {
+      ...process.env,
+      DATABASE_URL: config.DATABASE_URL,
+      REDIS_URL: config.REDIS_URL,
+      BULLMQ_PREFIX: config.BULLMQ_PREFIX,
+      CODE_ENCRYPTION_KEY: config.codeEncryptionKey.toString('hex'),
+      LOG_LEVEL: 'silent',
+    },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  child.stdin.end(stdin);
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+const json = (run: Run) => {
+  expect(run.code, run.stderr).toBe(0);
+  return JSON.parse(run.stdout) as Record<string, any>;
+};
+
+describe('operator CLI', () => {
+  it('accounts:create prints working credentials; accounts:balance moves the balance', async () => {
+    const created = json(await cli(['accounts:create', '--firstname', 'Grace', '--lastname', 'Hopper', '--balance', '12.00']));
+    expect(Object.keys(created).sort()).toEqual(['apiKey', 'id', 'publicKey', 'secretKey']);
+    await tokenFor(app, created as { publicKey: string; secretKey: string });
+    expect(json(await cli(['accounts:balance', String(created.id), '--amount', '-2.50', '--reason', 'fee']))).toEqual({ balance: 9.5 });
+  });
+
+  it('accounts:create explains validation failures and writes nothing', async () => {
+    const run = await cli(['accounts:create', '--firstname', 'Grace', '--currency', 'EUR']);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('The lastname field is required.');
+    const rows = await app.services.sql`select 1 from accounts where firstname = 'Grace' and lastname = ''`;
+    expect(rows).toHaveLength(0);
+  });
+
+  it('codes:import reads a file or stdin, skips duplicates and fulfils waiting orders without a worker', async () => {
+    const { cardId, serviceId } = await insertCardService(app.services.db);
+    const account = await createTestAccount(app);
+    const waiting = await insertOrder(app.services.db, { kind: 'card', accountId: account.id, cardId, cardServiceId: serviceId, status: 3, codesOwed: 1 });
+    const file = join(await mkdtemp(join(tmpdir(), 'codes-')), 'codes.txt');
+    await writeFile(file, 'C-1\nC-2\n\nC-1\n');
+    expect(json(await cli(['codes:import', String(serviceId), '--file', file]))).toEqual({ added: 2, skipped: 1, fulfilled_orders: 1 });
+    const [order] = await app.services.sql`select status from orders where id = ${waiting.id}`;
+    expect(order!.status).toBe(1);
+
+    expect(json(await cli(['codes:import', String(serviceId), '--file', '-'], 'C-2\nC-3\n'))).toEqual({ added: 1, skipped: 1, fulfilled_orders: 0 });
+    expect(json(await cli(['stock', String(serviceId)]))).toEqual({ available: 2, reserved_for_stock_short: 0 });
+  });
+
+  it('codes:import refuses an unknown card service', async () => {
+    const run = await cli(['codes:import', '999999', '--file', '-'], 'X\n');
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('Resource not found.');
+  });
+
+  it('orders:list, orders:complete and orders:refund', async () => {
+    const top = await insertTopUpService(app.services.db);
+    const account = await createTestAccount(app, '0.00');
+    const [first, second] = [
+      await insertOrder(app.services.db, { kind: 'top_up', accountId: account.id, topUpId: top.topUpId, topUpServiceId: top.serviceId }),
+      await insertOrder(app.services.db, { kind: 'top_up', accountId: account.id, topUpId: top.topUpId, topUpServiceId: top.serviceId, unitPrice: '4.00' }),
+    ];
+    const listed = json(await cli(['orders:list', '--status', 'initiate', '--per-page', '50']));
+    expect(listed.per_page).toBe(50);
+    expect(listed.data.map((o: { utr: string }) => o.utr)).toEqual(expect.arrayContaining([first.utr, second.utr]));
+    expect(json(await cli(['orders:complete', first.utr, '--note', 'done']))).toEqual({ utr: first.utr, status: 1 });
+    expect(json(await cli(['orders:refund', second.utr, '--reason', 'unavailable']))).toEqual({
+      utr: second.utr,
+      status: 2,
+      refunded_amount: 4,
+    });
+    const refused = await cli(['orders:refund', first.utr, '--reason', 'late']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('The order cannot change to that status.');
+  });
+});

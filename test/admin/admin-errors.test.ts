@@ -1,0 +1,125 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestAccount, expectFailure } from '../helpers/api.js';
+import { startTestApp, type TestApp } from '../helpers/harness.js';
+import { importCodes } from '../../src/modules/admin/service.js';
+import { insertCardService, insertOrder, insertTopUpService } from './fixtures.js';
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(async () => app?.close());
+
+const post = (path: string, body: unknown, type = 'application/json') =>
+  app.request(path, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${app.adminToken}`, 'Content-Type': type },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+const get = (path: string) => app.request(path, { headers: { Authorization: `Bearer ${app.adminToken}` } });
+
+const count = async (table: string) => Number((await app.services.sql`select count(*) from ${app.services.sql(table)}`)[0]!.count);
+
+describe('validation (422) writes nothing', () => {
+  it('refuses an account without names, with a bad balance or email', async () => {
+    const before = await count('accounts');
+    expect(await expectFailure(await post('/admin/accounts', {}), 422)).toEqual([
+      'The firstname field is required.',
+      'The lastname field is required.',
+    ]);
+    expect(await expectFailure(await post('/admin/accounts', { firstname: 'A', lastname: 'B', balance: '1.234', email: 'nope' }), 422)).toEqual([
+      'The email field must be a valid email address.',
+      'The balance field must be a number with at most 2 decimals.',
+    ]);
+    expect(await count('accounts')).toBe(before);
+  });
+
+  it('refuses a currency other than the store currency', async () => {
+    const before = await count('accounts');
+    expect(await expectFailure(await post('/admin/accounts', { firstname: 'A', lastname: 'B', currency: 'EUR' }), 422)).toEqual([
+      'The currency field must be USD.',
+    ]);
+    expect(await count('accounts')).toBe(before);
+  });
+
+  it('refuses a balance move without amount or reason, or with a zero amount', async () => {
+    const account = await createTestAccount(app);
+    expect(await expectFailure(await post(`/admin/accounts/${account.id}/balance`, {}), 422)).toEqual([
+      'The amount field is required.',
+      'The reason field is required.',
+    ]);
+    expect(await expectFailure(await post(`/admin/accounts/${account.id}/balance`, { amount: '0.00', reason: 'x' }), 422)).toEqual([
+      'The amount field must not be zero.',
+    ]);
+  });
+
+  it('refuses an empty code list and a bad status filter', async () => {
+    const { serviceId } = await insertCardService(app.services.db);
+    expect(await expectFailure(await post(`/admin/card-services/${serviceId}/codes`, { codes: [] }), 422)).toEqual([
+      'The codes field is required.',
+    ]);
+    expect(await expectFailure(await post(`/admin/card-services/${serviceId}/codes`, '\n\n', 'text/plain'), 422)).toEqual([
+      'The codes field is required.',
+    ]);
+    expect(await expectFailure(await get('/admin/orders?status=shipped'), 422)).toEqual([
+      'The status field must be one of initiate, completed, refund, stock_short or 0 to 3.',
+    ]);
+    expect(await count('card_codes')).toBe(0);
+  });
+
+  it('refuses a refund without a reason', async () => {
+    const top = await insertTopUpService(app.services.db);
+    const account = await createTestAccount(app);
+    const order = await insertOrder(app.services.db, { kind: 'top_up', accountId: account.id, topUpId: top.topUpId, topUpServiceId: top.serviceId });
+    expect(await expectFailure(await post(`/admin/orders/${order.utr}/refund`, {}), 422)).toEqual(['The reason field is required.']);
+    const [row] = await app.services.sql`select status from orders where id = ${order.id}`;
+    expect(row!.status).toBe(0);
+  });
+
+  it('answers 400 to a malformed JSON body', async () => {
+    await expectFailure(await post('/admin/accounts', '{"firstname":'), 400);
+  });
+});
+
+describe('unknown resources (404)', () => {
+  it('answers 404 for unknown account, card service and utr', async () => {
+    await expectFailure(await post('/admin/accounts/999999/balance', { amount: 1, reason: 'x' }), 404);
+    await expectFailure(await post('/admin/accounts/abc/balance', { amount: 1, reason: 'x' }), 404);
+    await expectFailure(await post('/admin/card-services/999999/codes', { codes: ['X'] }), 404);
+    await expectFailure(await get('/admin/card-services/999999/stock'), 404);
+    await expectFailure(await post('/admin/orders/NOPE/complete', {}), 404);
+    await expectFailure(await post('/admin/orders/NOPE/refund', { reason: 'x' }), 404);
+  });
+});
+
+describe('business rules (409)', () => {
+  it('never takes a balance below zero', async () => {
+    const account = await createTestAccount(app, '3.00');
+    expect(await expectFailure(await post(`/admin/accounts/${account.id}/balance`, { amount: -3.01, reason: 'x' }), 409)).toBe(
+      'The balance cannot go below zero.',
+    );
+    const [row] = await app.services.sql`select balance from accounts where id = ${account.id}`;
+    expect(row!.balance).toBe('3.00');
+  });
+
+  it('refuses to complete a card order or a finished order, and to refund a completed one', async () => {
+    const { cardId, serviceId } = await insertCardService(app.services.db);
+    const top = await insertTopUpService(app.services.db);
+    const account = await createTestAccount(app);
+    const card = await insertOrder(app.services.db, { kind: 'card', accountId: account.id, cardId, cardServiceId: serviceId, status: 3, codesOwed: 1 });
+    const done = await insertOrder(app.services.db, { kind: 'top_up', accountId: account.id, topUpId: top.topUpId, topUpServiceId: top.serviceId, status: 1 });
+    await expectFailure(await post(`/admin/orders/${card.utr}/complete`, {}), 409);
+    await expectFailure(await post(`/admin/orders/${done.utr}/complete`, {}), 409);
+    await expectFailure(await post(`/admin/orders/${done.utr}/refund`, { reason: 'x' }), 409);
+    const rows = await app.services.sql`select status from orders where id in (${card.id}, ${done.id}) order by id`;
+    expect(rows.map((r) => r.status)).toEqual([3, 1]);
+  });
+});
+
+describe('restock still running', () => {
+  it('answers fulfilled_orders null when the restock job has not finished in time (no worker here)', async () => {
+    const { serviceId } = await insertCardService(app.services.db);
+    expect(await importCodes(app.services, serviceId, ['N-1'], 300)).toEqual({ added: 1, skipped: 0, fulfilled_orders: null });
+    expect(await app.services.queues.restock.getJobCounts('waiting')).toEqual({ waiting: 1 });
+  });
+});

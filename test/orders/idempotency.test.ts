@@ -1,0 +1,120 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { client, createTestAccount, expectFailure, expectJson, tokenFor } from '../helpers/api.js';
+import { createCard, createTopUp } from '../helpers/fixtures.js';
+import { startTestApp, type TestApp } from '../helpers/harness.js';
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(async () => app?.close());
+
+async function buyer(balance = '1000.00') {
+  const keys = await createTestAccount(app, balance);
+  return { keys, api: client(app, await tokenFor(app, keys)) };
+}
+
+async function counts(accountId: number) {
+  const [row] = await app.services.sql`
+    select (select count(*) from orders where account_id = ${accountId})::int as orders,
+           (select count(*) from balance_ledger where account_id = ${accountId} and kind = 'order_debit')::int as debits,
+           (select balance from accounts where id = ${accountId}) as balance`;
+  return row;
+}
+
+describe('Idempotency-Key (C15)', () => {
+  it('answers a repeated card order with the first answer, one order and one debit, whatever the encoding', async () => {
+    const { keys, api } = await buyer('100.00');
+    const card = await createCard(app.services.db);
+    const id = card.services[0]!.id;
+    const headers = { 'Idempotency-Key': 'order-0001' };
+    const first = await expectJson(await api.postJson('/api/card/make-order', { service_ids: [id], quantities: [2] }, headers), 200);
+    const again = await expectJson(await api.postJson('/api/card/make-order', { quantity: [2], serviceIds: [id] }, headers), 200);
+    const asForm = await expectJson(await api.postForm('/api/card/make-order', { 'service_ids[]': String(id), 'quantities[]': '2' }, headers), 200);
+    expect(again).toEqual(first);
+    expect(asForm).toEqual(first);
+    expect(await counts(keys.id)).toEqual({ orders: 1, debits: 1, balance: '80.00' });
+  });
+
+  it('answers a repeated top-up order with the same message', async () => {
+    const { keys, api } = await buyer('100.00');
+    const topUp = await createTopUp(app.services.db);
+    const body = { topUpId: topUp.id, serviceId: topUp.services[0]!.id };
+    const first = await expectJson(await api.postJson('/api/top-up/make-order', body, { 'Idempotency-Key': 'k' }), 200);
+    const again = await expectJson(await api.postJson('/api/top-up/make-order', body, { 'Idempotency-Key': 'k' }), 200);
+    expect(again).toEqual(first);
+    expect(await counts(keys.id)).toEqual({ orders: 1, debits: 1, balance: '90.00' });
+  });
+
+  it('refuses the same key with a different body or on the other endpoint (409)', async () => {
+    const { keys, api } = await buyer('100.00');
+    const card = await createCard(app.services.db);
+    const topUp = await createTopUp(app.services.db);
+    const id = card.services[0]!.id;
+    const headers = { 'Idempotency-Key': 'same-key' };
+    await expectJson(await api.postJson('/api/card/make-order', { service_ids: [id], quantities: [1] }, headers), 200);
+    expect(await expectFailure(await api.postJson('/api/card/make-order', { service_ids: [id], quantities: [2] }, headers), 409)).toBe(
+      'This Idempotency-Key was used with a different request.',
+    );
+    await expectFailure(await api.postJson('/api/top-up/make-order', { topUpId: topUp.id, serviceId: topUp.services[0]!.id }, headers), 409);
+    expect(await counts(keys.id)).toEqual({ orders: 1, debits: 1, balance: '90.00' });
+  });
+
+  it('keeps keys per account: another account may use the same key', async () => {
+    const card = await createCard(app.services.db);
+    const body = { service_ids: [card.services[0]!.id], quantities: [1] };
+    const a = await buyer();
+    const b = await buyer();
+    const first = await expectJson(await a.api.postJson('/api/card/make-order', body, { 'Idempotency-Key': 'shared' }), 200);
+    const second = await expectJson(await b.api.postJson('/api/card/make-order', body, { 'Idempotency-Key': 'shared' }), 200);
+    expect(second.message.utr).not.toBe(first.message.utr);
+  });
+
+  it('places a new order once the key is older than 24 hours', async () => {
+    const { keys, api } = await buyer();
+    const card = await createCard(app.services.db);
+    const body = { service_ids: [card.services[0]!.id], quantities: [1] };
+    const first = await expectJson(await api.postJson('/api/card/make-order', body, { 'Idempotency-Key': 'old' }), 200);
+    await app.services.sql`update idempotency_keys set created_at = now() - interval '25 hours' where account_id = ${keys.id}`;
+    const second = await expectJson(await api.postJson('/api/card/make-order', body, { 'Idempotency-Key': 'old' }), 200);
+    expect(second.message.utr).not.toBe(first.message.utr);
+    expect((await counts(keys.id))!.orders).toBe(2);
+  });
+
+  it('leaves no claim when the order fails, so the key can be used again', async () => {
+    const { keys, api } = await buyer('5.00');
+    const card = await createCard(app.services.db);
+    const body = { service_ids: [card.services[0]!.id], quantities: [1] };
+    await expectFailure(await api.postJson('/api/card/make-order', body, { 'Idempotency-Key': 'retry-me' }), 409);
+    expect((await app.services.sql`select 1 from idempotency_keys where account_id = ${keys.id}`).length).toBe(0);
+    await app.services.sql`update accounts set balance = balance + 100 where id = ${keys.id}`;
+    await app.services.sql`insert into balance_ledger (account_id, amount, balance_after, kind) values (${keys.id}, 100, 105, 'deposit')`;
+    await expectJson(await api.postJson('/api/card/make-order', body, { 'Idempotency-Key': 'retry-me' }), 200);
+  });
+
+  it('never places two orders for concurrent repeats', async () => {
+    const { keys, api } = await buyer('1000.00');
+    const card = await createCard(app.services.db);
+    const body = { service_ids: [card.services[0]!.id], quantities: [1] };
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, () => api.postJson('/api/card/make-order', body, { 'Idempotency-Key': 'burst' })),
+    );
+    const bodies = await Promise.all(responses.map((r) => r.json()));
+    const utrs = new Set(bodies.filter((b) => b.status === 'success').map((b) => b.message.utr));
+    expect(utrs.size).toBe(1);
+    for (const [i, r] of responses.entries()) expect(r.status, JSON.stringify(bodies[i])).toBe(200);
+    expect(await counts(keys.id)).toEqual({ orders: 1, debits: 1, balance: '990.00' });
+  });
+
+  it('refuses an empty or too long key with 422', async () => {
+    const { keys, api } = await buyer();
+    const card = await createCard(app.services.db);
+    const body = { service_ids: [card.services[0]!.id], quantities: [1] };
+    for (const key of ['', 'x'.repeat(256)]) {
+      expect(await expectFailure(await api.postJson('/api/card/make-order', body, { 'Idempotency-Key': key }), 422)).toEqual([
+        'The Idempotency-Key header must be between 1 and 255 characters.',
+      ]);
+    }
+    expect((await counts(keys.id))!.orders).toBe(0);
+  });
+});

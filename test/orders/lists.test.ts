@@ -1,0 +1,196 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { client, createTestAccount, expectFailure, expectJson, ISO_MICROS, tokenFor, type Json } from '../helpers/api.js';
+import { createCard, createReview, createTopUp } from '../helpers/fixtures.js';
+import { startTestApp, type TestApp } from '../helpers/harness.js';
+import { cardCodes } from '../../src/db/schema.js';
+import { sealCode } from '../../src/modules/inventory/codes.js';
+import { ORDER_STATUS, transitionOrder } from '../../src/modules/orders/state.js';
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(async () => app?.close());
+
+async function buyer(balance = '1000.00') {
+  const keys = await createTestAccount(app, balance);
+  return { keys, api: client(app, await tokenFor(app, keys)) };
+}
+
+const PAGE_KEYS = [
+  'current_page', 'data', 'first_page_url', 'from', 'last_page', 'last_page_url', 'links',
+  'next_page_url', 'path', 'per_page', 'prev_page_url', 'to', 'total',
+].sort();
+const ORDER_KEYS = ['currency', 'dateTime', 'informations', 'order_details', 'price', 'review_user_info', 'status', 'status_label', 'symbol', 'utr'].sort();
+
+const orderFields = [
+  { field_value: 'Player ID', field_name: 'User_Id', field_placeholder: '', field_note: '', field_type: 'text' as const },
+];
+
+async function page(api: ReturnType<typeof client>, path: string): Promise<Json> {
+  const body = await expectJson(await api.get(path), 200);
+  expect(body.status).toBe('success');
+  expect(Object.keys(body.message).sort()).toEqual(PAGE_KEYS);
+  return body.message;
+}
+
+describe('A15 get-topup/orders', () => {
+  it('lists the caller\'s top-up orders field by field, with the caller\'s review', async () => {
+    const { keys, api } = await buyer();
+    const topUp = await createTopUp(app.services.db, {
+      name: 'Diamonds',
+      orderFields,
+      services: [{ name: '100 Diamonds', price: '20.00', discount: '5', discountType: 'percentage' }],
+    });
+    const placed = await expectJson(
+      await api.postForm('/api/top-up/make-order', { topUpId: String(topUp.id), serviceId: String(topUp.services[0]!.id), User_Id: 'p-42' }),
+      200,
+    );
+    const utr = /number is (\S+)\.$/.exec(placed.message)![1]!;
+    await createReview(app.services.db, { accountId: keys.id, kind: 'top_up', productId: topUp.id, rating: 4, comment: 'Fast.', status: 0 });
+
+    for (const path of ['/api/get-topup/orders', '/api/topUp/order']) {
+      const list = await page(api, path);
+      expect(list).toMatchObject({ current_page: 1, from: 1, to: 1, total: 1, per_page: 10, last_page: 1 });
+      expect(list.path).toBe(`${app.baseUrl}${path}`);
+      expect(list.data).toHaveLength(1);
+      const order = list.data[0];
+      expect(Object.keys(order).sort()).toEqual(ORDER_KEYS);
+      expect(order).toEqual({
+        utr,
+        price: 19,
+        currency: 'USD',
+        symbol: '$',
+        status: 0,
+        status_label: 'initiate',
+        dateTime: expect.stringMatching(ISO_MICROS),
+        order_details: [
+          {
+            utr,
+            rating: 0,
+            image: `${app.baseUrl}/assets/topups/${topUp.slug}.webp`,
+            discount: 1,
+            quantity: 1,
+            name: 'Diamonds',
+            service: '100 Diamonds',
+            base_price: 20,
+            currency: 'USD',
+            symbol: '$',
+            slug: topUp.slug,
+          },
+        ],
+        informations: { 'Player ID': 'p-42' },
+        review_user_info: [{ review: { comment: 'Fast.', rating: 4, status: 'inactive' } }],
+      });
+    }
+  });
+
+  it('shows the status after a transition and no review entry when the caller has none', async () => {
+    const { api } = await buyer();
+    const topUp = await createTopUp(app.services.db);
+    await expectJson(await api.postJson('/api/top-up/make-order', { topUpId: topUp.id, serviceId: topUp.services[0]!.id }), 200);
+    const [order] = await app.services.sql`select id from orders where top_up_id = ${topUp.id}`;
+    expect(await transitionOrder(app.services.db, Number(order!.id), ORDER_STATUS.completed)).not.toBeNull();
+    const list = await page(api, '/api/get-topup/orders');
+    expect(list.data[0]).toMatchObject({ status: 1, status_label: 'completed', informations: {}, review_user_info: [] });
+  });
+});
+
+describe('A16 get-card/orders', () => {
+  it('lists card orders with delivered codes decrypted and what is still owed', async () => {
+    const { keys, api } = await buyer();
+    const card = await createCard(app.services.db, { name: 'Gift', services: [{ name: '10 USD', price: '10.00', discount: '1.00' }] });
+    const service = card.services[0]!;
+    const placed = await expectJson(await api.postJson('/api/card/make-order', { service_ids: [service.id], quantities: [3] }), 200);
+    const utr = placed.message.utr as string;
+    // Deliver one code of three, as fulfilment does.
+    const [line] = await app.services.sql`select l.id, l.order_id from order_lines l join orders o on o.id = l.order_id where o.utr = ${utr}`;
+    const key = app.services.config.codeEncryptionKey;
+    await app.services.db.insert(cardCodes).values({ cardServiceId: service.id, ...sealCode(key, 'CODE-AAA-1'), orderLineId: Number(line!.id) });
+    await app.services.sql`update order_lines set codes_owed = 2 where id = ${line!.id}`;
+    await transitionOrder(app.services.db, Number(line!.order_id), ORDER_STATUS.stock_short);
+    await createReview(app.services.db, { accountId: keys.id, kind: 'card', productId: card.id, rating: 5, comment: 'Works.' });
+
+    for (const path of ['/api/get-card/orders', '/api/card/order']) {
+      const list = await page(api, path);
+      expect(list.data).toHaveLength(1);
+      expect(list.data[0]).toEqual({
+        utr,
+        price: 27,
+        currency: 'USD',
+        symbol: '$',
+        status: 3,
+        status_label: 'stock_short',
+        dateTime: expect.stringMatching(ISO_MICROS),
+        order_details: [
+          {
+            utr,
+            id: card.id,
+            rating: 0,
+            image: `${app.baseUrl}/assets/cards/${card.slug}.webp`,
+            card: 'Gift',
+            slug: card.slug,
+            service: '10 USD',
+            base_price: 10,
+            currency: 'USD',
+            symbol: '$',
+            discount: 1,
+            quantity: 3,
+            card_codes: ['CODE-AAA-1'],
+            stock_short: '2 codes will be sent as soon as stock arrives.',
+          },
+        ],
+        informations: [],
+        review_user_info: [{ review: { comment: 'Works.', rating: 5, status: 'active' } }],
+      });
+    }
+  });
+
+  it('pages newest first, 10 per page by default, per_page up to 100', async () => {
+    const { api } = await buyer();
+    const card = await createCard(app.services.db, { services: [{ price: '1.00' }] });
+    const utrs: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const body = await expectJson(await api.postJson('/api/card/make-order', { service_ids: [card.services[0]!.id], quantities: [1] }), 200);
+      utrs.unshift(body.message.utr);
+    }
+    const first = await page(api, '/api/get-card/orders');
+    expect(first).toMatchObject({ current_page: 1, per_page: 10, total: 12, last_page: 2, from: 1, to: 10, prev_page_url: null });
+    expect(first.data.map((o: Json) => o.utr)).toEqual(utrs.slice(0, 10));
+    expect(first.next_page_url).toBe(`${app.baseUrl}/api/get-card/orders?page=2`);
+    const second = await page(api, '/api/get-card/orders?page=2');
+    expect(second.data.map((o: Json) => o.utr)).toEqual(utrs.slice(10));
+    expect(second).toMatchObject({ from: 11, to: 12, next_page_url: null });
+    const wide = await page(api, '/api/get-card/orders?per_page=500');
+    expect(wide).toMatchObject({ per_page: 100, last_page: 1 });
+    expect(wide.data).toHaveLength(12);
+    const beyond = await page(api, '/api/get-card/orders?page=9');
+    expect(beyond).toMatchObject({ data: [], from: null, to: null, total: 12 });
+    expect(await expectFailure(await api.get('/api/get-card/orders?page=0'), 422)).toEqual(['The page field must be a positive integer.']);
+  });
+});
+
+describe('order list security', () => {
+  it('shows only the caller\'s orders of the listed kind', async () => {
+    const me = await buyer();
+    const other = await buyer();
+    const card = await createCard(app.services.db);
+    const topUp = await createTopUp(app.services.db);
+    const mine = await expectJson(await me.api.postJson('/api/card/make-order', { service_ids: [card.services[0]!.id], quantities: [1] }), 200);
+    await expectJson(await other.api.postJson('/api/card/make-order', { service_ids: [card.services[0]!.id], quantities: [1] }), 200);
+    await expectJson(await other.api.postJson('/api/top-up/make-order', { topUpId: topUp.id, serviceId: topUp.services[0]!.id }), 200);
+    expect((await page(me.api, '/api/get-card/orders')).data.map((o: Json) => o.utr)).toEqual([mine.message.utr]);
+    expect((await page(me.api, '/api/get-topup/orders')).total).toBe(0);
+  });
+
+  it('answers 401 without a valid token on every order endpoint', async () => {
+    const paths = ['/api/get-topup/orders', '/api/topUp/order', '/api/get-card/orders', '/api/card/order'];
+    for (const headers of [{}, { Authorization: 'Bearer not-a-token' }] as Array<Record<string, string>>) {
+      for (const path of paths) expect(await expectFailure(await app.request(path, { headers }), 401)).toBe('Unauthenticated.');
+      for (const path of ['/api/top-up/make-order', '/api/card/make-order']) {
+        const response = await app.request(path, { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json' }, body: '{}' });
+        expect(await expectFailure(response, 401)).toBe('Unauthenticated.');
+      }
+    }
+  });
+});

@@ -1,0 +1,43 @@
+import { UnrecoverableError, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { z } from 'zod';
+import type { Services } from '../src/http/context.js';
+
+export type RunningWorker = { close: () => Promise<void> };
+
+/**
+ * A typed BullMQ worker on a Redis connection of its own (maxRetriesPerRequest: null, as BullMQ's
+ * blocking commands require). The payload is checked against the queue's schema first: a payload
+ * that can never be processed fails at once instead of being retried. Failed jobs are kept
+ * (DEFAULT_JOB_OPTIONS) for the dashboard.
+ */
+export function startQueueWorker<Data, Result>(
+  services: Services,
+  queueName: string,
+  schema: z.ZodType<Data>,
+  process: (data: Data) => Promise<Result>,
+  concurrency: number = services.config.WORKER_CONCURRENCY,
+): RunningWorker {
+  const { config, logger } = services;
+  const connection = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
+  connection.on('error', (err) => logger.warn('worker redis connection error', { queue: queueName, err }));
+  const worker = new Worker<Data, Result>(
+    queueName,
+    async (job) => {
+      const parsed = schema.safeParse(job.data);
+      if (!parsed.success) throw new UnrecoverableError(`invalid ${queueName} job: ${parsed.error.message}`);
+      return process(parsed.data);
+    },
+    { connection, prefix: config.BULLMQ_PREFIX, concurrency },
+  );
+  worker.on('failed', (job, err) =>
+    logger.warn('job failed', { queue: queueName, jobId: job?.id, attempt: job?.attemptsMade, err: err.message }),
+  );
+  worker.on('error', (err) => logger.warn('worker error', { queue: queueName, err }));
+  return {
+    close: async () => {
+      await worker.close();
+      connection.disconnect();
+    },
+  };
+}

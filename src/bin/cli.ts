@@ -25,7 +25,7 @@ function parseArgs(argv: string[]) {
 }
 
 function usage(): string {
-  const lines = Object.entries(commands).map(([name, c]) => `  ${c.usage.padEnd(58)} ${c.description}`);
+  const lines = Object.values(commands).map((c) => `  ${c.usage.padEnd(58)} ${c.description}`);
   return `Usage: npm run cli -- <command> [options]\n\nCommands:\n${lines.join('\n')}\n`;
 }
 

@@ -17,6 +17,7 @@ import {
   numeric,
   pgTable,
   primaryKey,
+  type PgColumnBuilderBase,
   smallint,
   text,
   timestamp,
@@ -144,30 +145,49 @@ export const categories = pgTable(
   (t) => [check('categories_type_ck', sql`${t.type} in ('top_up', 'card')`)],
 );
 
+/**
+ * The columns both product tables share, in table order; each table's own columns are passed in and kept
+ * where they stand (after `image`, after `avg_rating`), so neither table's column order changes.
+ */
+const productColumns = <AfterImage extends Record<string, PgColumnBuilderBase>, AfterRating extends Record<string, PgColumnBuilderBase>>({
+  instantDeliveryDefault,
+  afterImage,
+  afterRating,
+}: {
+  instantDeliveryDefault: number;
+  afterImage: AfterImage;
+  afterRating: AfterRating;
+}) => ({
+  id: id(),
+  categoryId: integer('category_id')
+    .notNull()
+    .references(() => categories.id),
+  name: varchar('name', { length: 160 }).notNull(),
+  slug: varchar('slug', { length: 160 }).notNull(),
+  region: varchar('region', { length: 120 }).notNull().default('Global'),
+  note: text('note'),
+  status: smallint('status').notNull().default(1),
+  instantDelivery: smallint('instant_delivery').notNull().default(instantDeliveryDefault),
+  image: jsonb('image').$type<ProductImage>().notNull(),
+  ...afterImage,
+  description: text('description').notNull().default(''),
+  guide: text('guide').notNull().default(''),
+  totalReview: integer('total_review').notNull().default(0),
+  avgRating: numeric('avg_rating', { precision: 3, scale: 2 }).notNull().default('0'),
+  ...afterRating,
+  sortBy: smallint('sort_by').notNull().default(1),
+  deletedAt: ts('deleted_at'),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
 export const topUps = pgTable(
   'top_ups',
-  {
-    id: id(),
-    categoryId: integer('category_id')
-      .notNull()
-      .references(() => categories.id),
-    name: varchar('name', { length: 160 }).notNull(),
-    slug: varchar('slug', { length: 160 }).notNull(),
-    region: varchar('region', { length: 120 }).notNull().default('Global'),
-    note: text('note'),
-    status: smallint('status').notNull().default(1),
-    instantDelivery: smallint('instant_delivery').notNull().default(0),
-    image: jsonb('image').$type<ProductImage>().notNull(),
-    orderInformation: jsonb('order_information').$type<OrderField[]>().notNull().default([]),
-    description: text('description').notNull().default(''),
-    guide: text('guide').notNull().default(''),
-    totalReview: integer('total_review').notNull().default(0),
-    avgRating: numeric('avg_rating', { precision: 3, scale: 2 }).notNull().default('0'),
-    sortBy: smallint('sort_by').notNull().default(1),
-    deletedAt: ts('deleted_at'),
-    createdAt: createdAt(),
-    updatedAt: updatedAt(),
-  },
+  productColumns({
+    instantDeliveryDefault: 0,
+    afterImage: { orderInformation: jsonb('order_information').$type<OrderField[]>().notNull().default([]) },
+    afterRating: {},
+  }),
   (t) => [uniqueIndex('top_ups_slug_uq').on(t.slug), index('top_ups_category_idx').on(t.categoryId)],
 );
 
@@ -207,29 +227,14 @@ export const topUpServices = pgTable(
 
 export const cards = pgTable(
   'cards',
-  {
-    id: id(),
-    categoryId: integer('category_id')
-      .notNull()
-      .references(() => categories.id),
-    name: varchar('name', { length: 160 }).notNull(),
-    slug: varchar('slug', { length: 160 }).notNull(),
-    region: varchar('region', { length: 120 }).notNull().default('Global'),
-    note: text('note'),
-    status: smallint('status').notNull().default(1),
-    instantDelivery: smallint('instant_delivery').notNull().default(1),
-    image: jsonb('image').$type<ProductImage>().notNull(),
-    description: text('description').notNull().default(''),
-    guide: text('guide').notNull().default(''),
-    totalReview: integer('total_review').notNull().default(0),
-    avgRating: numeric('avg_rating', { precision: 3, scale: 2 }).notNull().default('0'),
-    sellCount: integer('sell_count').notNull().default(0),
-    trending: smallint('trending').notNull().default(0),
-    sortBy: smallint('sort_by').notNull().default(1),
-    deletedAt: ts('deleted_at'),
-    createdAt: createdAt(),
-    updatedAt: updatedAt(),
-  },
+  productColumns({
+    instantDeliveryDefault: 1,
+    afterImage: {},
+    afterRating: {
+      sellCount: integer('sell_count').notNull().default(0),
+      trending: smallint('trending').notNull().default(0),
+    },
+  }),
   (t) => [uniqueIndex('cards_slug_uq').on(t.slug), index('cards_category_idx').on(t.categoryId)],
 );
 

@@ -256,7 +256,7 @@ const productImage = (dir: string, slug: string) => ({
  * (already applied to its services), gateways, and published reviews by other accounts.
  * Deterministic: the same installation key gives the same codes.
  */
-export async function seedCatalog(tx: Tx, config: Config, _demoAccountId: number): Promise<void> {
+export async function seedCatalog(tx: Tx, config: Config): Promise<void> {
   const categoryIds = new Map<string, number>();
   for (const [i, c] of CATEGORIES.entries()) {
     const [row] = await tx

@@ -70,7 +70,7 @@ export async function seedDemoData(db: Db, config: Config): Promise<DemoCredenti
       },
       credentials,
     );
-    await seedCatalog(tx, config, id);
+    await seedCatalog(tx, config);
     await seedLicenseItems(tx, config, id, credentials.purchaseCode);
     // The demo campaign's services take their campaign pricing right away.
     await syncCampaigns(tx);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestAccount, expectJson, ISO_MICROS, tokenFor } from '../helpers/api.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
-import { insertCardService, insertOrder, insertTopUpService } from './fixtures.js';
+import { insertCardService, insertOrder, insertTopUpOrder, insertTopUpService } from './fixtures.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -141,9 +141,8 @@ describe('orders', () => {
   });
 
   it('completes a top-up order with a note', async () => {
-    const top = await insertTopUpService(app.services.db);
     const account = await createTestAccount(app);
-    const order = await insertOrder(app.services.db, { kind: 'top_up', accountId: account.id, topUpId: top.topUpId, topUpServiceId: top.serviceId });
+    const order = await insertTopUpOrder(app.services.db, { accountId: account.id });
     const body = await expectJson(await admin(`/admin/orders/${order.utr}/complete`, { body: { note: 'sent by hand' } }), 200);
     expect(body).toEqual({ status: 'success', message: { utr: order.utr, status: 1 } });
     const [row] = await app.services.sql`select status, note, completed_at from orders where id = ${order.id}`;
@@ -152,15 +151,8 @@ describe('orders', () => {
   });
 
   it('refunds a waiting order once, crediting the undelivered value', async () => {
-    const top = await insertTopUpService(app.services.db);
     const account = await createTestAccount(app, '0.00');
-    const order = await insertOrder(app.services.db, {
-      kind: 'top_up',
-      accountId: account.id,
-      topUpId: top.topUpId,
-      topUpServiceId: top.serviceId,
-      unitPrice: '7.50',
-    });
+    const order = await insertTopUpOrder(app.services.db, { accountId: account.id, unitPrice: '7.50' });
     const body = await expectJson(await admin(`/admin/orders/${order.utr}/refund`, { body: { reason: 'out of service' } }), 200);
     expect(body).toEqual({ status: 'success', message: { utr: order.utr, status: 2, refunded_amount: 7.5 } });
     const [row] = await app.services.sql`select balance from accounts where id = ${account.id}`;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestAccount, expectFailure } from '../helpers/api.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 import { importCodes } from '../../src/modules/admin/service.js';
-import { insertCardService, insertOrder, insertTopUpService } from './fixtures.js';
+import { insertCardService, insertOrder, insertTopUpOrder, insertTopUpService } from './fixtures.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -68,9 +68,8 @@ describe('validation (422) writes nothing', () => {
   });
 
   it('refuses a refund without a reason', async () => {
-    const top = await insertTopUpService(app.services.db);
     const account = await createTestAccount(app);
-    const order = await insertOrder(app.services.db, { kind: 'top_up', accountId: account.id, topUpId: top.topUpId, topUpServiceId: top.serviceId });
+    const order = await insertTopUpOrder(app.services.db, { accountId: account.id });
     expect(await expectFailure(await post(`/admin/orders/${order.utr}/refund`, {}), 422)).toEqual(['The reason field is required.']);
     const [row] = await app.services.sql`select status from orders where id = ${order.id}`;
     expect(row!.status).toBe(0);

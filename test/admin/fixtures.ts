@@ -62,3 +62,13 @@ export async function insertOrder(db: Db, spec: OrderSpec): Promise<{ id: number
   });
   return { id: order!.id, utr };
 }
+
+/** An accepted top-up order (already paid) of a new top-up service priced at the order's unit price. */
+export async function insertTopUpOrder(
+  db: Db,
+  spec: Omit<Extract<OrderSpec, { kind: 'top_up' }>, 'kind' | 'topUpId' | 'topUpServiceId'>,
+): Promise<{ id: number; utr: string; topUpId: number; serviceId: number }> {
+  const top = await insertTopUpService(db, spec.unitPrice ?? '10.00');
+  const order = await insertOrder(db, { ...spec, kind: 'top_up', topUpId: top.topUpId, topUpServiceId: top.serviceId });
+  return { ...order, ...top };
+}

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount } from '../../src/modules/accounts/service.js';
 import { openCode } from '../../src/modules/inventory/codes.js';
 import { seedCatalog } from '../../src/seed/catalog.js';
 import { client, createTestAccount, expectJson, tokenFor, type Json } from '../helpers/api.js';
@@ -11,10 +10,7 @@ let api: ReturnType<typeof client>;
 beforeAll(async () => {
   app = await startTestApp();
   const { db, config } = app.services;
-  await db.transaction(async (tx) => {
-    const demo = await createAccount(tx, { firstname: 'Demo', lastname: 'Reseller', currency: 'USD', currencySymbol: '$', balance: '100000.00' });
-    await seedCatalog(tx, config, demo.id);
-  });
+  await db.transaction((tx) => seedCatalog(tx, config));
   api = client(app, await tokenFor(app, await createTestAccount(app)));
 });
 afterAll(async () => app?.close());

@@ -56,4 +56,10 @@ export function client(app: TestApp, token: string) {
   };
 }
 
+/** A new account (with `balance`) and a client signed in as it. */
+export async function buyer(app: TestApp, balance = '1000.00') {
+  const keys = await createTestAccount(app, balance);
+  return { keys, api: client(app, await tokenFor(app, keys)) };
+}
+
 export const ISO_MICROS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;

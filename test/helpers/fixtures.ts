@@ -86,6 +86,18 @@ export type ProductInput = {
   sortBy?: number;
 };
 
+/** The columns both product tables take from a ProductInput, with a product's own image set under `dir`. */
+const productValues = (input: ProductInput, categoryId: number, slug: string, dir: string) => ({
+  categoryId,
+  slug,
+  region: input.region ?? 'Global',
+  note: input.note ?? null,
+  status: input.status ?? 1,
+  image: productImage(dir, slug),
+  deletedAt: input.deletedAt ?? null,
+  sortBy: input.sortBy ?? 1,
+});
+
 /** A top-up (its category is created when not given) with its services; one 10.00 service by default. */
 export async function createTopUp(
   db: DbOrTx,
@@ -96,19 +108,12 @@ export async function createTopUp(
   const [topUp] = await db
     .insert(topUps)
     .values({
-      categoryId,
+      ...productValues(input, categoryId, slug, 'topups'),
       name: input.name ?? `Top-up ${slug}`,
-      slug,
-      region: input.region ?? 'Global',
-      note: input.note ?? null,
-      status: input.status ?? 1,
       instantDelivery: input.instantDelivery ?? 1,
-      image: productImage('topups', slug),
       orderInformation: input.orderFields ?? [],
       description: input.description ?? '<p>Top up in seconds.</p>',
       guide: input.guide ?? '<p>Enter your player ID.</p>',
-      deletedAt: input.deletedAt ?? null,
-      sortBy: input.sortBy ?? 1,
     })
     .returning();
   const specs = input.services ?? [{}];
@@ -131,19 +136,12 @@ export async function createCard(
   const [card] = await db
     .insert(cards)
     .values({
-      categoryId,
+      ...productValues(input, categoryId, slug, 'cards'),
       name: input.name ?? `Card ${slug}`,
-      slug,
-      region: input.region ?? 'Global',
-      note: input.note ?? null,
-      status: input.status ?? 1,
-      image: productImage('cards', slug),
       description: input.description ?? '<p>A digital gift card.</p>',
       guide: input.guide ?? '<p>Redeem the code in the store.</p>',
       sellCount: input.sellCount ?? 0,
       trending: input.trending ?? 0,
-      deletedAt: input.deletedAt ?? null,
-      sortBy: input.sortBy ?? 1,
     })
     .returning();
   const specs = input.services ?? [{}];

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { client, createTestAccount, expectFailure, expectJson, tokenFor } from '../helpers/api.js';
+import { buyer, expectFailure, expectJson } from '../helpers/api.js';
 import { createCard, createTopUp } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 
@@ -8,11 +8,6 @@ beforeAll(async () => {
   app = await startTestApp();
 });
 afterAll(async () => app?.close());
-
-async function buyer(balance = '1000.00') {
-  const keys = await createTestAccount(app, balance);
-  return { keys, api: client(app, await tokenFor(app, keys)) };
-}
 
 async function counts(accountId: number) {
   const [row] = await app.services.sql`
@@ -24,7 +19,7 @@ async function counts(accountId: number) {
 
 describe('Idempotency-Key (C15)', () => {
   it('answers a repeated card order with the first answer, one order and one debit, whatever the encoding', async () => {
-    const { keys, api } = await buyer('100.00');
+    const { keys, api } = await buyer(app, '100.00');
     const card = await createCard(app.services.db);
     const id = card.services[0]!.id;
     const headers = { 'Idempotency-Key': 'order-0001' };
@@ -37,7 +32,7 @@ describe('Idempotency-Key (C15)', () => {
   });
 
   it('answers a repeated top-up order with the same message', async () => {
-    const { keys, api } = await buyer('100.00');
+    const { keys, api } = await buyer(app, '100.00');
     const topUp = await createTopUp(app.services.db);
     const body = { topUpId: topUp.id, serviceId: topUp.services[0]!.id };
     const first = await expectJson(await api.postJson('/api/top-up/make-order', body, { 'Idempotency-Key': 'k' }), 200);
@@ -47,7 +42,7 @@ describe('Idempotency-Key (C15)', () => {
   });
 
   it('refuses the same key with a different body or on the other endpoint (409)', async () => {
-    const { keys, api } = await buyer('100.00');
+    const { keys, api } = await buyer(app, '100.00');
     const card = await createCard(app.services.db);
     const topUp = await createTopUp(app.services.db);
     const id = card.services[0]!.id;
@@ -63,15 +58,15 @@ describe('Idempotency-Key (C15)', () => {
   it('keeps keys per account: another account may use the same key', async () => {
     const card = await createCard(app.services.db);
     const body = { service_ids: [card.services[0]!.id], quantities: [1] };
-    const a = await buyer();
-    const b = await buyer();
+    const a = await buyer(app);
+    const b = await buyer(app);
     const first = await expectJson(await a.api.postJson('/api/card/make-order', body, { 'Idempotency-Key': 'shared' }), 200);
     const second = await expectJson(await b.api.postJson('/api/card/make-order', body, { 'Idempotency-Key': 'shared' }), 200);
     expect(second.message.utr).not.toBe(first.message.utr);
   });
 
   it('places a new order once the key is older than 24 hours', async () => {
-    const { keys, api } = await buyer();
+    const { keys, api } = await buyer(app);
     const card = await createCard(app.services.db);
     const body = { service_ids: [card.services[0]!.id], quantities: [1] };
     const first = await expectJson(await api.postJson('/api/card/make-order', body, { 'Idempotency-Key': 'old' }), 200);
@@ -82,7 +77,7 @@ describe('Idempotency-Key (C15)', () => {
   });
 
   it('leaves no claim when the order fails, so the key can be used again', async () => {
-    const { keys, api } = await buyer('5.00');
+    const { keys, api } = await buyer(app, '5.00');
     const card = await createCard(app.services.db);
     const body = { service_ids: [card.services[0]!.id], quantities: [1] };
     await expectFailure(await api.postJson('/api/card/make-order', body, { 'Idempotency-Key': 'retry-me' }), 409);
@@ -93,7 +88,7 @@ describe('Idempotency-Key (C15)', () => {
   });
 
   it('never places two orders for concurrent repeats', async () => {
-    const { keys, api } = await buyer('1000.00');
+    const { keys, api } = await buyer(app, '1000.00');
     const card = await createCard(app.services.db);
     const body = { service_ids: [card.services[0]!.id], quantities: [1] };
     const responses = await Promise.all(
@@ -107,7 +102,7 @@ describe('Idempotency-Key (C15)', () => {
   });
 
   it('refuses an empty or too long key with 422', async () => {
-    const { keys, api } = await buyer();
+    const { keys, api } = await buyer(app);
     const card = await createCard(app.services.db);
     const body = { service_ids: [card.services[0]!.id], quantities: [1] };
     for (const key of ['', 'x'.repeat(256)]) {

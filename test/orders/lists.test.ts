@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { client, createTestAccount, expectFailure, expectJson, ISO_MICROS, tokenFor, type Json } from '../helpers/api.js';
+import { buyer, client, expectFailure, expectJson, ISO_MICROS, type Json } from '../helpers/api.js';
 import { createCard, createReview, createTopUp } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 import { cardCodes } from '../../src/db/schema.js';
@@ -11,11 +11,6 @@ beforeAll(async () => {
   app = await startTestApp();
 });
 afterAll(async () => app?.close());
-
-async function buyer(balance = '1000.00') {
-  const keys = await createTestAccount(app, balance);
-  return { keys, api: client(app, await tokenFor(app, keys)) };
-}
 
 const PAGE_KEYS = [
   'current_page', 'data', 'first_page_url', 'from', 'last_page', 'last_page_url', 'links',
@@ -36,7 +31,7 @@ async function page(api: ReturnType<typeof client>, path: string): Promise<Json>
 
 describe('A15 get-topup/orders', () => {
   it('lists the caller\'s top-up orders field by field, with the caller\'s review', async () => {
-    const { keys, api } = await buyer();
+    const { keys, api } = await buyer(app);
     const topUp = await createTopUp(app.services.db, {
       name: 'Diamonds',
       orderFields,
@@ -86,7 +81,7 @@ describe('A15 get-topup/orders', () => {
   });
 
   it('shows the status after a transition and no review entry when the caller has none', async () => {
-    const { api } = await buyer();
+    const { api } = await buyer(app);
     const topUp = await createTopUp(app.services.db);
     await expectJson(await api.postJson('/api/top-up/make-order', { topUpId: topUp.id, serviceId: topUp.services[0]!.id }), 200);
     const [order] = await app.services.sql`select id from orders where top_up_id = ${topUp.id}`;
@@ -98,7 +93,7 @@ describe('A15 get-topup/orders', () => {
 
 describe('A16 get-card/orders', () => {
   it('lists card orders with delivered codes decrypted and what is still owed', async () => {
-    const { keys, api } = await buyer();
+    const { keys, api } = await buyer(app);
     const card = await createCard(app.services.db, { name: 'Gift', services: [{ name: '10 USD', price: '10.00', discount: '1.00' }] });
     const service = card.services[0]!;
     const placed = await expectJson(await api.postJson('/api/card/make-order', { service_ids: [service.id], quantities: [3] }), 200);
@@ -147,7 +142,7 @@ describe('A16 get-card/orders', () => {
   });
 
   it('pages newest first, 10 per page by default, per_page up to 100', async () => {
-    const { api } = await buyer();
+    const { api } = await buyer(app);
     const card = await createCard(app.services.db, { services: [{ price: '1.00' }] });
     const utrs: string[] = [];
     for (let i = 0; i < 12; i++) {
@@ -172,8 +167,8 @@ describe('A16 get-card/orders', () => {
 
 describe('order list security', () => {
   it('shows only the caller\'s orders of the listed kind', async () => {
-    const me = await buyer();
-    const other = await buyer();
+    const me = await buyer(app);
+    const other = await buyer(app);
     const card = await createCard(app.services.db);
     const topUp = await createTopUp(app.services.db);
     const mine = await expectJson(await me.api.postJson('/api/card/make-order', { service_ids: [card.services[0]!.id], quantities: [1] }), 200);

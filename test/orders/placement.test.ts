@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { client, createTestAccount, expectJson, tokenFor } from '../helpers/api.js';
+import { buyer, expectJson, tokenFor } from '../helpers/api.js';
 import { createCampaign, createCard, createTopUp } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 
@@ -10,11 +10,6 @@ beforeAll(async () => {
 afterAll(async () => app?.close());
 
 const UTR = /^[TC][0-9A-Z]{9}[0-9A-F]{16}$/;
-
-async function buyer(balance = '1000.00') {
-  const keys = await createTestAccount(app, balance);
-  return { keys, api: client(app, await tokenFor(app, keys)) };
-}
 
 const orderFields = [
   { field_value: 'Player ID', field_name: 'User_Id', field_placeholder: 'Your ID', field_note: '', field_type: 'text' as const },
@@ -38,7 +33,7 @@ describe('A6 top-up/make-order', () => {
     ['JSON', 'json'],
     ['multipart', 'multipart'],
   ] as const)('places an order from a %s body, debits the balance and writes the ledger', async (_, encoding) => {
-    const { keys, api } = await buyer('100.00');
+    const { keys, api } = await buyer(app, '100.00');
     const topUp = await createTopUp(app.services.db, {
       orderFields,
       services: [{ price: '20.00', discount: '10', discountType: 'percentage' }],
@@ -92,7 +87,7 @@ describe('A6 top-up/make-order', () => {
   });
 
   it('hands the order to the fulfilment queue under its utr', async () => {
-    const { api } = await buyer();
+    const { api } = await buyer(app);
     const topUp = await createTopUp(app.services.db);
     const body = await expectJson(await api.postJson('/api/top-up/make-order', { topUpId: topUp.id, serviceId: topUp.services[0]!.id }), 200);
     const utr = /number is (\S+)\.$/.exec(body.message)![1]!;
@@ -102,7 +97,7 @@ describe('A6 top-up/make-order', () => {
   });
 
   it('sells a campaign top-up service at the campaign price and counts the unit', async () => {
-    const { api } = await buyer();
+    const { api } = await buyer(app);
     const topUp = await createTopUp(app.services.db, { services: [{ price: '10.00' }] });
     const campaign = await createCampaign(app.services.db, {
       topUpServices: [{ serviceId: topUp.services[0]!.id, price: '8.00', discount: '1.00', maxSell: 5 }],
@@ -114,7 +109,7 @@ describe('A6 top-up/make-order', () => {
     expect(service!.offered_sell).toBe(1);
   });
   it('sells at the regular price once the campaign is over, even before the service is restored', async () => {
-    const { api } = await buyer();
+    const { api } = await buyer(app);
     const topUp = await createTopUp(app.services.db, { services: [{ price: '10.00' }] });
     const ended = new Date(Date.now() - 2 * 86_400_000).toISOString().slice(0, 10);
     await createCampaign(app.services.db, {
@@ -137,7 +132,7 @@ describe('A12 card/make-order', () => {
     ['form with service_ids[]/quantities[]', 'form', 'service_ids[]', 'quantities[]'],
     ['form with serviceIds[]/quantity[]', 'form', 'serviceIds[]', 'quantity[]'],
   ] as const)('places an order from %s', async (_, encoding, idsKey, qtyKey) => {
-    const { keys, api } = await buyer('100.00');
+    const { keys, api } = await buyer(app, '100.00');
     const card = await createCard(app.services.db, { services: [{ price: '5.00' }, { price: '12.50', discount: '2.50' }] });
     const [a, b] = card.services;
     const response =
@@ -161,7 +156,7 @@ describe('A12 card/make-order', () => {
   });
 
   it('merges repeated service ids into one line', async () => {
-    const { api } = await buyer();
+    const { api } = await buyer(app);
     const card = await createCard(app.services.db);
     const id = card.services[0]!.id;
     const body = await expectJson(await api.postJson('/api/card/make-order', { service_ids: [id, id], quantities: [1, 2] }), 200);
@@ -170,7 +165,7 @@ describe('A12 card/make-order', () => {
   });
 
   it('sells campaign units up to max_sell and the rest at the regular old_data price', async () => {
-    const { keys, api } = await buyer();
+    const { keys, api } = await buyer(app);
     const card = await createCard(app.services.db, { services: [{ price: '10.00', discount: '10', discountType: 'percentage' }] });
     const service = card.services[0]!;
     const campaign = await createCampaign(app.services.db, {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { client, createTestAccount, expectFailure, tokenFor } from '../helpers/api.js';
+import { buyer, expectFailure, tokenFor } from '../helpers/api.js';
 import { createCampaign, createCard, createTopUp } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 
@@ -8,11 +8,6 @@ beforeAll(async () => {
   app = await startTestApp({ env: { MAX_QUANTITY_PER_LINE: '5' } });
 });
 afterAll(async () => app?.close());
-
-async function buyer(balance = '1000.00') {
-  const keys = await createTestAccount(app, balance);
-  return { keys, api: client(app, await tokenFor(app, keys)) };
-}
 
 /** Rows of every table an order writes, to prove a refusal wrote nothing. */
 async function footprint() {
@@ -31,7 +26,7 @@ const orderFields = [
 
 describe('A6 validation (C4) and refusals', () => {
   it('requires the ids', async () => {
-    const { api } = await buyer();
+    const { api } = await buyer(app);
     expect(await expectFailure(await api.postForm('/api/top-up/make-order', {}), 422)).toEqual([
       'The top up id field is required.',
       'The service id field is required.',
@@ -43,7 +38,7 @@ describe('A6 validation (C4) and refusals', () => {
   });
 
   it('requires every order-form field, labelled by field_value, and a listed option for selects', async () => {
-    const { api } = await buyer();
+    const { api } = await buyer(app);
     const topUp = await createTopUp(app.services.db, { orderFields });
     const ids = { topUpId: String(topUp.id), serviceId: String(topUp.services[0]!.id) };
     expect(await expectFailure(await api.postForm('/api/top-up/make-order', ids), 422)).toEqual([
@@ -56,7 +51,7 @@ describe('A6 validation (C4) and refusals', () => {
   });
 
   it('refuses unknown, inactive and foreign ids with 422', async () => {
-    const { api } = await buyer();
+    const { api } = await buyer(app);
     const topUp = await createTopUp(app.services.db, { services: [{}, { status: 0 }] });
     const other = await createTopUp(app.services.db);
     const inactive = await createTopUp(app.services.db, { status: 0 });
@@ -72,7 +67,7 @@ describe('A6 validation (C4) and refusals', () => {
   });
 
   it('answers 409 Insufficient balance and writes nothing, campaign reservation included', async () => {
-    const { keys, api } = await buyer('5.00');
+    const { keys, api } = await buyer(app, '5.00');
     const topUp = await createTopUp(app.services.db, { services: [{ price: '10.00' }] });
     await createCampaign(app.services.db, { topUpServices: [{ serviceId: topUp.services[0]!.id, price: '9.00', maxSell: 5 }] });
     const before = await footprint();
@@ -86,12 +81,12 @@ describe('A6 validation (C4) and refusals', () => {
   });
 
   it('validates before business rules: a bad body with no balance is 422', async () => {
-    const { api } = await buyer('0.00');
+    const { api } = await buyer(app, '0.00');
     expect(await expectFailure(await api.postJson('/api/top-up/make-order', {}), 422)).toHaveLength(2);
   });
 
   it('answers 400 for a malformed JSON body', async () => {
-    const { keys } = await buyer();
+    const { keys } = await buyer(app);
     const response = await app.request('/api/top-up/make-order', {
       method: 'POST',
       headers: { Authorization: await tokenFor(app, keys), 'Content-Type': 'application/json' },
@@ -103,7 +98,7 @@ describe('A6 validation (C4) and refusals', () => {
 
 describe('A12 validation (C4, C5) and refusals', () => {
   it('requires both arrays', async () => {
-    const { api } = await buyer();
+    const { api } = await buyer(app);
     expect(await expectFailure(await api.postJson('/api/card/make-order', {}), 422)).toEqual([
       'The service ids field is required.',
       'The quantities field is required.',
@@ -115,7 +110,7 @@ describe('A12 validation (C4, C5) and refusals', () => {
   });
 
   it('refuses non-positive quantities, too large quantities and unequal lengths', async () => {
-    const { api } = await buyer();
+    const { api } = await buyer(app);
     const card = await createCard(app.services.db);
     const id = card.services[0]!.id;
     const before = await footprint();
@@ -145,7 +140,7 @@ describe('A12 validation (C4, C5) and refusals', () => {
   });
 
   it('refuses unknown and inactive services, and services of an inactive card', async () => {
-    const { api } = await buyer();
+    const { api } = await buyer(app);
     const card = await createCard(app.services.db, { services: [{}, { status: 0 }] });
     const hidden = await createCard(app.services.db, { status: 0 });
     for (const id of [999_999, card.services[1]!.id, hidden.services[0]!.id]) {
@@ -156,7 +151,7 @@ describe('A12 validation (C4, C5) and refusals', () => {
   });
 
   it('answers 409 Insufficient balance and writes nothing', async () => {
-    const { api } = await buyer('29.99');
+    const { api } = await buyer(app, '29.99');
     const card = await createCard(app.services.db, { services: [{ price: '10.00' }] });
     await createCampaign(app.services.db, { cardServices: [{ serviceId: card.services[0]!.id, price: '10.00', maxSell: 2 }] });
     const before = await footprint();

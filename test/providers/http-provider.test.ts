@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fulfilTopUpOrder, httpProvider, manualProvider, ProviderUnavailableError } from '../../src/modules/fulfilment/top-up.js';
 import { createTestAccount } from '../helpers/api.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
-import { insertOrder, insertTopUpService } from '../admin/fixtures.js';
+import { insertTopUpOrder } from '../admin/fixtures.js';
 
 const SECRET = 'provider-secret-0123456789';
 
@@ -49,17 +49,9 @@ afterAll(async () => {
 });
 
 async function topUpOrder(price = '6.00') {
-  const top = await insertTopUpService(app.services.db, price, 'Game');
   const account = await createTestAccount(app, '0.00');
-  const order = await insertOrder(app.services.db, {
-    kind: 'top_up',
-    accountId: account.id,
-    topUpId: top.topUpId,
-    topUpServiceId: top.serviceId,
-    unitPrice: price,
-    informations: { 'Player id': '777' },
-  });
-  return { ...order, ...top, accountId: account.id };
+  const order = await insertTopUpOrder(app.services.db, { accountId: account.id, unitPrice: price, informations: { 'Player id': '777' } });
+  return { ...order, accountId: account.id };
 }
 
 const orderRow = async (id: number) =>

@@ -10,6 +10,7 @@ import {
   expectLedgerConsistent,
   orderState,
   placeCardOrder,
+  placeTopUpOrder,
   sellCount,
   stockCodes,
   waitFor,
@@ -117,18 +118,10 @@ describe('card fulfilment worker', () => {
   });
 
   it('hands top-up orders to the provider: the manual one leaves them initiate for an operator', async () => {
-    const topUp = await createTopUp(app.services.db);
-    const response = await buyer.api.postForm('/api/top-up/make-order', {
-      topUpId: String(topUp.id),
-      serviceId: String(topUp.services[0]!.id),
-    });
-    expect((await expectJson(response, 200)).status).toBe('success');
-    const [order] = await app.services.db.execute<{ utr: string }>(
-      sql`select utr from orders where account_id = ${buyer.accountId} and kind = 'top_up' order by id desc limit 1`,
-    );
-    await waitFor('the top-up job', async () => (await app.services.queues.fulfilment.getJobState(order!.utr)) === 'completed');
-    expect((await app.services.queues.fulfilment.getJob(order!.utr))!.returnvalue).toEqual({ kind: 'top_up' });
-    expect((await orderState(app.services.db, order!.utr)).status).toBe(0);
+    const utr = await placeTopUpOrder(app.services.db, buyer, await createTopUp(app.services.db));
+    await waitFor('the top-up job', async () => (await app.services.queues.fulfilment.getJobState(utr)) === 'completed');
+    expect((await app.services.queues.fulfilment.getJob(utr))!.returnvalue).toEqual({ kind: 'top_up' });
+    expect((await orderState(app.services.db, utr)).status).toBe(0);
   });
 
   it('an invalid payload fails at once instead of being retried', async () => {

@@ -62,8 +62,9 @@ describe('inventory', () => {
   });
 
   it('unknown services are not_found and nothing is written', async () => {
-    for (const call of [add(999_999, ['X']), stockOf(app.services.db, 999_999)]) {
-      const err = await call.then(
+    // Thunks: each call starts only once its rejection is awaited, so none goes unhandled meanwhile.
+    for (const call of [() => add(999_999, ['X']), () => stockOf(app.services.db, 999_999)]) {
+      const err = await call().then(
         () => null,
         (e: unknown) => e,
       );

@@ -4,9 +4,8 @@ import { AppError } from '../../src/http/errors.js';
 import { fulfilCardOrder } from '../../src/modules/fulfilment/service.js';
 import { completeTopUpOrder, refundOrder } from '../../src/modules/fulfilment/refund.js';
 import { createCampaign, createCard, createTopUp } from '../helpers/fixtures.js';
-import { expectJson } from '../helpers/api.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
-import { createBuyer, expectLedgerConsistent, orderState, placeCardOrder, stockCodes, waitFor, type Buyer } from './support.js';
+import { createBuyer, expectLedgerConsistent, orderState, placeCardOrder, placeTopUpOrder, stockCodes, waitFor, type Buyer } from './support.js';
 
 /** Orders are moved by calling the domain functions directly; no worker runs unless a test starts them. */
 let app: TestApp;
@@ -148,15 +147,7 @@ describe('refunds', () => {
 describe('top-up orders', () => {
   async function placeTopUp(price: string) {
     const topUp = await createTopUp(app.services.db, { services: [{ price }] });
-    const response = await buyer.api.postForm('/api/top-up/make-order', {
-      topUpId: String(topUp.id),
-      serviceId: String(topUp.services[0]!.id),
-    });
-    expect((await expectJson(response, 200)).status).toBe('success');
-    const [order] = await app.services.db.execute<{ utr: string }>(
-      sql`select utr from orders where account_id = ${buyer.accountId} and kind = 'top_up' order by id desc limit 1`,
-    );
-    return order!.utr;
+    return placeTopUpOrder(app.services.db, buyer, topUp);
   }
 
   it('an operator completes an initiate top-up order once (0 → 1)', async () => {

@@ -35,6 +35,19 @@ export async function placeCardOrder(buyer: Buyer, lines: Array<[serviceId: numb
   return body.message.utr as string;
 }
 
+/** Orders a top-up's first service through the API and returns the utr of the buyer's newest top-up order. */
+export async function placeTopUpOrder(db: DbOrTx, buyer: Buyer, topUp: { id: number; services: Array<{ id: number }> }): Promise<string> {
+  const response = await buyer.api.postForm('/api/top-up/make-order', {
+    topUpId: String(topUp.id),
+    serviceId: String(topUp.services[0]!.id),
+  });
+  expect((await expectJson(response, 200)).status).toBe('success');
+  const [order] = await db.execute<{ utr: string }>(
+    sql`select utr from orders where account_id = ${buyer.accountId} and kind = 'top_up' order by id desc limit 1`,
+  );
+  return order!.utr;
+}
+
 export async function stockCodes(app: TestApp, serviceId: number, count: number, label = 'CODE'): Promise<string[]> {
   const codes = Array.from({ length: count }, (_, i) => `${label}-${serviceId}-${i}-${Math.random().toString(36).slice(2, 8)}`);
   const { added } = await addCodes(app.services.db, app.services.config.codeEncryptionKey, serviceId, codes);

@@ -46,7 +46,7 @@ const liveMembership = (kind: MemberKind, today: string) => sql`
     and ${kind.members.leftAt} is null`;
 
 /** Restores a service's own pricing from `old_data` and takes it out of any campaign. */
-const restorePricing = (kind: MemberKind) => sql`
+const restorePricing = () => sql`
   price = coalesce((old_data->>'price')::numeric, price),
   discount = coalesce((old_data->>'discount')::numeric, discount),
   discount_type = coalesce(old_data->>'discount_type', discount_type),
@@ -54,7 +54,7 @@ const restorePricing = (kind: MemberKind) => sql`
 
 async function leaveAtCap(tx: DbOrTx, kind: MemberKind, today: string): Promise<number> {
   const left = await tx.execute<{ id: number }>(sql`
-    update ${kind.services} set ${restorePricing(kind)}
+    update ${kind.services} set ${restorePricing()}
     where is_offered = 1 and offered_sell >= max_sell
     returning id`);
   if (left.length === 0) return 0;
@@ -69,7 +69,7 @@ async function leaveAtCap(tx: DbOrTx, kind: MemberKind, today: string): Promise<
 
 async function restoreEnded(tx: DbOrTx, kind: MemberKind, today: string): Promise<number> {
   const restored = await tx.execute<{ id: number }>(sql`
-    update ${kind.services} set ${restorePricing(kind)}
+    update ${kind.services} set ${restorePricing()}
     where is_offered = 1 and id not in (select service_id from (${liveMembership(kind, today)}) live)
     returning id`);
   return restored.length;

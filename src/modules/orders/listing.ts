@@ -45,7 +45,7 @@ export async function listOrders(
     .offset(pageOffset(page));
   if (rows.length === 0) return { total, entries: [] };
 
-  const lines = await (kind === 'top_up' ? topUpLines : cardLines)(db, accountId, rows.map((r) => r.id));
+  const lines = await productLines(db, kind, accountId, rows.map((r) => r.id));
   const codes = kind === 'card' ? await deliveredCodes(db, lines.map((l) => l.lineId), openCode) : new Map<number, string[]>();
 
   return {
@@ -76,7 +76,7 @@ export async function listOrders(
 }
 
 /** A line of an order with its product, service and the caller's review of that product. */
-export type OrderLine = Awaited<ReturnType<typeof topUpLines>>[number];
+export type OrderLine = Awaited<ReturnType<typeof productLines>>[number];
 
 const lineFields = {
   lineId: orderLines.id,
@@ -91,43 +91,28 @@ const lineFields = {
   reviewStatus: reviews.status,
 };
 
-const callerReview = (accountId: number, kind: ProductKind, productId: typeof topUps.id | typeof cards.id) =>
-  and(eq(reviews.accountId, accountId), eq(reviews.reviewableType, kind), eq(reviews.reviewableId, productId));
+/** Where each kind's lines find their service and product. */
+const LINE_SOURCES = {
+  top_up: { product: topUps, service: topUpServices, serviceOfLine: orderLines.topUpServiceId, productOfService: topUpServices.topUpId },
+  card: { product: cards, service: cardServices, serviceOfLine: orderLines.cardServiceId, productOfService: cardServices.cardId },
+};
 
-function topUpLines(db: DbOrTx, accountId: number, orderIds: number[]) {
+function productLines(db: DbOrTx, kind: ProductKind, accountId: number, orderIds: number[]) {
+  const { product, service, serviceOfLine, productOfService } = LINE_SOURCES[kind];
   return db
     .select({
       ...lineFields,
-      productId: topUps.id,
-      productName: topUps.name,
-      slug: topUps.slug,
-      image: topUps.image,
-      rating: topUps.avgRating,
-      service: topUpServices.name,
+      productId: product.id,
+      productName: product.name,
+      slug: product.slug,
+      image: product.image,
+      rating: product.avgRating,
+      service: service.name,
     })
     .from(orderLines)
-    .innerJoin(topUpServices, eq(topUpServices.id, orderLines.topUpServiceId))
-    .innerJoin(topUps, eq(topUps.id, topUpServices.topUpId))
-    .leftJoin(reviews, callerReview(accountId, 'top_up', topUps.id))
-    .where(inArray(orderLines.orderId, orderIds))
-    .orderBy(asc(orderLines.id));
-}
-
-function cardLines(db: DbOrTx, accountId: number, orderIds: number[]) {
-  return db
-    .select({
-      ...lineFields,
-      productId: cards.id,
-      productName: cards.name,
-      slug: cards.slug,
-      image: cards.image,
-      rating: cards.avgRating,
-      service: cardServices.name,
-    })
-    .from(orderLines)
-    .innerJoin(cardServices, eq(cardServices.id, orderLines.cardServiceId))
-    .innerJoin(cards, eq(cards.id, cardServices.cardId))
-    .leftJoin(reviews, callerReview(accountId, 'card', cards.id))
+    .innerJoin(service, eq(service.id, serviceOfLine))
+    .innerJoin(product, eq(product.id, productOfService))
+    .leftJoin(reviews, and(eq(reviews.accountId, accountId), eq(reviews.reviewableType, kind), eq(reviews.reviewableId, product.id)))
     .where(inArray(orderLines.orderId, orderIds))
     .orderBy(asc(orderLines.id));
 }

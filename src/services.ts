@@ -3,6 +3,7 @@ import { connectDatabase } from './db/client.js';
 import type { Config } from './env.js';
 import type { Services } from './http/context.js';
 import { createLogger } from './lib/logger.js';
+import { SharedCache } from './lib/shared-cache.js';
 import { createQueues } from './queues/index.js';
 
 /** Opens the connections one process needs. The caller closes them with closeServices. */
@@ -16,13 +17,20 @@ export function createServices(config: Config): Services {
   const queueConnection = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
   queueConnection.on('error', () => {});
   const queues = createQueues(queueConnection, config.BULLMQ_PREFIX);
+  const subscriber = new Redis(config.REDIS_URL);
+  subscriber.on('error', () => {});
+  // Short-lived on purpose: counters such as offered_sell and sell_count change with every sale
+  // without an invalidation; prices change only through campaign sync, which invalidates.
+  const catalogCache = new SharedCache(subscriber, redis, `${config.BULLMQ_PREFIX}:catalog-changed`, 2000);
   return {
     ...database,
     config,
     redis,
     queues,
     logger,
+    catalogCache,
     close: async () => {
+      catalogCache.close();
       await queues.close();
       queueConnection.disconnect();
       redis.disconnect();

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../env.js';
 import type { Database } from '../db/client.js';
 import type { Logger } from '../lib/logger.js';
+import type { SharedCache } from '../lib/shared-cache.js';
 import type { Queues } from '../queues/index.js';
 
 /** Everything a request handler or a worker may use; built once per process by createServices. */
@@ -11,6 +12,8 @@ export type Services = Database & {
   redis: Redis;
   queues: Queues;
   logger: Logger;
+  /** Catalog reads (products, services, campaign), dropped in every process on catalog changes. */
+  catalogCache: SharedCache;
 };
 
 /** The authenticated caller of Interface A. */

@@ -46,6 +46,8 @@ describe('A17 get-campaign', () => {
     });
     // The second top-up service reached its cap and left the campaign.
     await sql`update campaign_top_up_services set left_at = now() where top_up_service_id = ${topUp.services[1]!.id}`;
+    // Fixtures write the catalog directly (as an operator's SQL would), so the catalog cache is told here.
+    await app.services.catalogCache.invalidate();
 
     const { campaign: body } = await campaign();
     expectKeys(body, CAMPAIGN_KEYS);

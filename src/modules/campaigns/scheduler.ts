@@ -15,7 +15,10 @@ export function startCampaignSync(services: Services, intervalMs = 2000): { clos
         const [row] = await tx.execute<{ locked: boolean }>(sql`select pg_try_advisory_xact_lock(${CAMPAIGN_SYNC_LOCK}) as locked`);
         if (!row?.locked) return;
         const result = await syncCampaigns(tx);
-        if (result.started + result.capped + result.ended > 0) services.logger.info('campaigns synced', result);
+        if (result.started + result.capped + result.ended === 0) return;
+        services.logger.info('campaigns synced', result);
+        // Prices changed: no process may keep serving the old ones from its catalog cache.
+        await services.catalogCache.invalidate();
       })
       .catch((err: unknown) => services.logger.warn('campaign sync failed', { err }))
       .finally(() => {

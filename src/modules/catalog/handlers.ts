@@ -6,6 +6,7 @@ import { success } from '../../http/respond.js';
 import { assetUrl, baseUrl } from '../../http/urls.js';
 import { validate } from '../../http/validation.js';
 import { utcToday } from '../../lib/time.js';
+import type { Db } from '../../db/client.js';
 import type { CategoryType } from '../../db/schema.js';
 import { reviewJson } from '../reviews/serializers.js';
 import { hasOrderedProduct, publishedReviews } from '../reviews/service.js';
@@ -48,16 +49,24 @@ const TOP_UPS_PER_PAGE = 10;
 /** The top-up details show the first page of its review list. */
 const DETAIL_REVIEWS = 15;
 
+/**
+ * Catalog rows are the same for every caller, so they come from the process cache (SharedCache:
+ * at most 2 s old, dropped everywhere when a campaign changes prices or a review changes ratings).
+ * Per-account parts (reviews, hasAlreadyOrdered, currency) are never cached.
+ */
+const cached = <T>(c: Ctx, key: string, load: (db: Db) => Promise<T>): Promise<T> =>
+  c.var.services.catalogCache.get(key, () => load(c.var.services.db));
+
 const urlsFor = (c: Ctx): Urls => ({ asset: (path) => assetUrl(c, path), base: baseUrl(c) });
 
 /** A category filter naming no active category of that kind is an unknown id in the query (C2: 404). */
 async function requireCategory(c: Ctx, id: number | undefined, type: CategoryType) {
-  if (id !== undefined && !(await categoryIsActive(c.var.services.db, id, type))) throw new AppError('not_found');
+  if (id !== undefined && !(await cached(c, `category:${type}:${id}`, (db) => categoryIsActive(db, id, type)))) throw new AppError('not_found');
 }
 
 /** A2 GET get-category */
 export async function getCategories(c: Ctx) {
-  const rows = await listCategories(c.var.services.db);
+  const rows = await cached(c, 'categories', listCategories);
   return success(c, { categories: rows.map(categoryJson) });
 }
 
@@ -66,11 +75,9 @@ export async function getTopUpList(c: Ctx) {
   const query = validate(topUpListQuery, c.req.query());
   await requireCategory(c, query.category_id, 'top_up');
   const page = pageRequest(query, TOP_UPS_PER_PAGE);
-  const { rows, total } = await listTopUps(c.var.services.db, {
-    categoryId: query.category_id,
-    limit: page.perPage,
-    offset: pageOffset(page),
-  });
+  const { rows, total } = await cached(c, `top-ups:${query.category_id}:${page.perPage}:${page.page}`, (db) =>
+    listTopUps(db, { categoryId: query.category_id, limit: page.perPage, offset: pageOffset(page) }),
+  );
   const urls = urlsFor(c);
   return success(c, pageObject(c, 'items', rows.map((row) => topUpListJson(row, urls)), total, page));
 }
@@ -79,14 +86,14 @@ export async function getTopUpList(c: Ctx) {
 export async function getTopUpDetails(c: Ctx) {
   const { slug } = validate(topUpDetailsQuery, c.req.query());
   const { db } = c.var.services;
-  const topUp = await findTopUpBySlug(db, slug);
+  const topUp = await cached(c, `top-up:slug:${slug}`, (db) => findTopUpBySlug(db, slug));
   if (!topUp) throw new AppError('not_found');
   const account = c.var.account;
   const [services, reviews, hasAlreadyOrdered, gateways] = await Promise.all([
-    activeTopUpServices(db, [topUp.id]),
+    cached(c, `top-up-services:${topUp.id}`, (db) => activeTopUpServices(db, [topUp.id])),
     publishedReviews(db, 'top_up', topUp.id, { limit: DETAIL_REVIEWS, offset: 0 }),
     hasOrderedProduct(db, account.id, 'top_up', topUp.id),
-    activeGateways(db),
+    cached(c, 'gateways', activeGateways),
   ]);
   const urls = urlsFor(c);
   return success(c, {
@@ -102,9 +109,12 @@ export async function getTopUpDetails(c: Ctx) {
 /** A5 GET topup/services */
 export async function getTopUpServices(c: Ctx) {
   const { top_up_id } = validate(topUpServicesQuery, c.req.query());
-  const { db } = c.var.services;
-  if (top_up_id !== undefined && !(await findTopUp(db, top_up_id))) throw new AppError('not_found');
-  const services = await activeTopUpServices(db, top_up_id === undefined ? undefined : [top_up_id]);
+  if (top_up_id !== undefined && !(await cached(c, `top-up:${top_up_id}`, (db) => findTopUp(db, top_up_id)))) {
+    throw new AppError('not_found');
+  }
+  const services = await cached(c, `top-up-services:${top_up_id ?? 'all'}`, (db) =>
+    activeTopUpServices(db, top_up_id === undefined ? undefined : [top_up_id]),
+  );
   const urls = urlsFor(c);
   return success(c, { services: services.map((s) => serviceJson(s, urls)) });
 }
@@ -113,7 +123,7 @@ export async function getTopUpServices(c: Ctx) {
 export async function getCards(c: Ctx) {
   const { category_id } = validate(cardListQuery, c.req.query());
   await requireCategory(c, category_id, 'card');
-  const rows = await listCards(c.var.services.db, category_id);
+  const rows = await cached(c, `cards:${category_id}`, (db) => listCards(db, category_id));
   const urls = urlsFor(c);
   return success(c, { cards: rows.map((row) => cardJson(row, urls)) });
 }
@@ -121,10 +131,12 @@ export async function getCards(c: Ctx) {
 /** A10 GET card/details */
 export async function getCardDetails(c: Ctx) {
   const { card_id } = validate(cardDetailsQuery, c.req.query());
-  const { db } = c.var.services;
-  const card = await findCard(db, card_id);
+  const card = await cached(c, `card:${card_id}`, (db) => findCard(db, card_id));
   if (!card) throw new AppError('not_found');
-  const [services, gateways] = await Promise.all([activeCardServices(db, [card.id]), activeGateways(db)]);
+  const [services, gateways] = await Promise.all([
+    cached(c, `card-services:${card.id}`, (db) => activeCardServices(db, [card.id])),
+    cached(c, 'gateways', activeGateways),
+  ]);
   const urls = urlsFor(c);
   return success(c, {
     services: services.map((s) => serviceJson(s, urls)),
@@ -136,15 +148,17 @@ export async function getCardDetails(c: Ctx) {
 /** A11 GET card/services */
 export async function getCardServices(c: Ctx) {
   const { card_id } = validate(cardServicesQuery, c.req.query());
-  const { db } = c.var.services;
-  if (card_id !== undefined && !(await findCard(db, card_id))) throw new AppError('not_found');
-  const services = await activeCardServices(db, card_id === undefined ? undefined : [card_id]);
+  if (card_id !== undefined && !(await cached(c, `card:${card_id}`, (db) => findCard(db, card_id)))) throw new AppError('not_found');
+  const services = await cached(c, `card-services:${card_id ?? 'all'}`, (db) =>
+    activeCardServices(db, card_id === undefined ? undefined : [card_id]),
+  );
   const urls = urlsFor(c);
   return success(c, { services: services.map((s) => serviceJson(s, urls)) });
 }
 
 /** A17 GET get-campaign: the running campaign, or `campaign: null` (C9). */
 export async function getCampaign(c: Ctx) {
-  const active = await activeCampaign(c.var.services.db, utcToday());
+  const today = utcToday();
+  const active = await cached(c, `campaign:${today}`, (db) => activeCampaign(db, today));
   return success(c, { campaign: active ? campaignJson(active, urlsFor(c)) : null });
 }

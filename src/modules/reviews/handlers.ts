@@ -59,6 +59,8 @@ async function submit(c: Ctx, kind: ProductKind, idField: string, productId: num
   });
   if (outcome === 'unknown_product') throw validationError([`The selected ${fieldLabel(idField)} is invalid.`]);
   if (outcome !== 'submitted') throw new AppError(outcome);
+  // total_review / avg_rating are part of the cached catalog rows.
+  await c.var.services.catalogCache.invalidate();
   return success(c, 'Review submitted successfully.');
 }
 

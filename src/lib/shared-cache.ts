@@ -1,0 +1,53 @@
+import type { Redis } from 'ioredis';
+
+const MAX_ENTRIES = 5000;
+
+/**
+ * An in-process read cache whose entries live at most `ttlMs` and are dropped in every process
+ * when any process calls invalidate() (Redis pub/sub). While the subscription is not live, a
+ * missed invalidation could go unnoticed, so the cache is bypassed rather than trusted.
+ */
+export class SharedCache {
+  private readonly entries = new Map<string, { expires: number; value: Promise<unknown> }>();
+
+  constructor(
+    private readonly subscriber: Redis,
+    private readonly publisher: Redis,
+    private readonly channel: string,
+    private readonly ttlMs: number,
+  ) {
+    subscriber.on('message', (from) => from === channel && this.entries.clear());
+    // Reconnects re-subscribe by themselves; anything cached before the gap may be stale.
+    subscriber.on('ready', () => this.entries.clear());
+    subscriber.subscribe(channel).catch(() => {});
+  }
+
+  private get live(): boolean {
+    return this.subscriber.status === 'ready';
+  }
+
+  async get<T>(key: string, load: () => Promise<T>): Promise<T> {
+    if (!this.live) return load();
+    const now = Date.now();
+    const hit = this.entries.get(key);
+    if (hit && hit.expires > now) return hit.value as Promise<T>;
+    const value = load();
+    // Keys can come from request input (slugs, ids): bound the memory they can take.
+    if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
+    this.entries.set(key, { expires: now + this.ttlMs, value });
+    // A failed load is not remembered.
+    value.catch(() => this.entries.get(key)?.value === value && this.entries.delete(key));
+    return value;
+  }
+
+  /** Drops every entry here and, through Redis, in every other process. */
+  async invalidate(): Promise<void> {
+    this.entries.clear();
+    await this.publisher.publish(this.channel, 'invalidate').catch(() => {});
+  }
+
+  close(): void {
+    this.entries.clear();
+    this.subscriber.disconnect();
+  }
+}

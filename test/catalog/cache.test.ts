@@ -1,0 +1,66 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { SharedCache } from '../../src/lib/shared-cache.js';
+
+const channel = `test:${randomBytes(6).toString('hex')}:catalog-changed`;
+const connections: Redis[] = [];
+const connect = () => {
+  const redis = new Redis(inject('redisUrl'));
+  connections.push(redis);
+  return redis;
+};
+/** One cache per simulated process, each with its own subscriber, sharing a publisher connection. */
+const publisher = connect();
+const processCache = (ttlMs = 60_000) => new SharedCache(connect(), publisher, channel, ttlMs);
+const ready = async (redis: Redis) => {
+  while (redis.status !== 'ready') await new Promise((r) => setTimeout(r, 10));
+};
+
+afterAll(() => connections.forEach((c) => c.disconnect()));
+
+describe('SharedCache (catalog cache)', () => {
+  it('serves a value from memory until it expires', async () => {
+    const cache = processCache(50);
+    await ready(connections.at(-1)!);
+    let loads = 0;
+    const load = async () => ++loads;
+    expect(await cache.get('k', load)).toBe(1);
+    expect(await cache.get('k', load)).toBe(1);
+    await new Promise((r) => setTimeout(r, 80));
+    expect(await cache.get('k', load)).toBe(2);
+  });
+
+  it('drops entries in every process when one invalidates', async () => {
+    const [a, b] = [processCache(), processCache()];
+    await Promise.all(connections.slice(-2).map(ready));
+    let version = 1;
+    const load = async () => version;
+    expect(await a.get('price', load)).toBe(1);
+    expect(await b.get('price', load)).toBe(1);
+    version = 2;
+    await a.invalidate();
+    await expect.poll(() => b.get('price', load), { timeout: 2000 }).toBe(2);
+    expect(await a.get('price', load)).toBe(2);
+  });
+
+  it('does not remember a failed load', async () => {
+    const cache = processCache();
+    await ready(connections.at(-1)!);
+    await expect(cache.get('x', () => Promise.reject(new Error('db down')))).rejects.toThrow('db down');
+    expect(await cache.get('x', async () => 'fresh')).toBe('fresh');
+  });
+
+  it('is bypassed while its subscription is down, since an invalidation could be missed', async () => {
+    const subscriber = connect();
+    const cache = new SharedCache(subscriber, publisher, channel, 60_000);
+    await ready(subscriber);
+    const closed = new Promise((r) => subscriber.once('end', r));
+    subscriber.disconnect();
+    await closed;
+    let loads = 0;
+    await cache.get('k', async () => ++loads);
+    await cache.get('k', async () => ++loads);
+    expect(loads).toBe(2);
+  });
+});

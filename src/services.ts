@@ -22,6 +22,7 @@ export function createServices(config: Config): Services {
   // Short-lived on purpose: counters such as offered_sell and sell_count change with every sale
   // without an invalidation; prices change only through campaign sync, which invalidates.
   const catalogCache = new SharedCache(subscriber, redis, `${config.BULLMQ_PREFIX}:catalog-changed`, 2000);
+  const tokenCache = new SharedCache(subscriber, redis, `${config.BULLMQ_PREFIX}:tokens-changed`, 30_000);
   return {
     ...database,
     config,
@@ -29,8 +30,10 @@ export function createServices(config: Config): Services {
     queues,
     logger,
     catalogCache,
+    tokenCache,
     close: async () => {
       catalogCache.close();
+      tokenCache.close();
       await queues.close();
       queueConnection.disconnect();
       redis.disconnect();

@@ -14,6 +14,8 @@ export type Services = Database & {
   logger: Logger;
   /** Catalog reads (products, services, campaign), dropped in every process on catalog changes. */
   catalogCache: SharedCache;
+  /** Bearer-token lookups (A1 tokens), 30 s at most. */
+  tokenCache: SharedCache;
 };
 
 /** The authenticated caller of Interface A. */

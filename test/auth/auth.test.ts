@@ -79,6 +79,20 @@ describe('protected endpoints', () => {
   });
 });
 
+describe('token expiry', () => {
+  it('refuses a token once its lifetime has passed, even right after it was accepted', async () => {
+    const shortLived = await startTestApp({ env: { TOKEN_TTL_SECONDS: '1' } });
+    try {
+      const token = await tokenFor(shortLived, await createTestAccount(shortLived));
+      await expectJson(await shortLived.request('/api/get-category', { headers: { Authorization: token } }), 200);
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      await expectFailure(await shortLived.request('/api/get-category', { headers: { Authorization: token } }), 401);
+    } finally {
+      await shortLived.close();
+    }
+  });
+});
+
 describe('failure envelopes (C2)', () => {
   it('answers unknown routes with 404 in the failed envelope', async () => {
     expect(await expectFailure(await app.request('/api/no-such-endpoint'), 404)).toBeTypeOf('string');

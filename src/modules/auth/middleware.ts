@@ -1,7 +1,11 @@
 import { createMiddleware } from 'hono/factory';
 import type { AppEnv } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
+import { sha256 } from '../../lib/crypto.js';
+import { isoMicros } from '../../lib/time.js';
 import { accountForToken } from './service.js';
+
+const isoToMillis = (pgTimestamp: string) => Date.parse(isoMicros(pgTimestamp));
 
 /** `Authorization: <token>` or `Authorization: Bearer <token>` (C3). Key-pair headers do not authenticate here. */
 export function bearerToken(header: string | undefined): string | null {
@@ -10,10 +14,15 @@ export function bearerToken(header: string | undefined): string | null {
   return token.length > 0 && token.length <= 512 ? token : null;
 }
 
+/**
+ * Token checks are on every request, so the lookup goes through the process cache (keyed by the
+ * token's digest, never the token). Tokens end only by expiry, which is checked on every hit.
+ */
 export const requireToken = createMiddleware<AppEnv>(async (c, next) => {
   const token = bearerToken(c.req.header('authorization'));
-  const account = token ? await accountForToken(c.var.services.db, token) : null;
-  if (!account) throw new AppError('unauthenticated');
-  c.set('account', account);
+  const { db, tokenCache } = c.var.services;
+  const found = token ? await tokenCache.get(sha256(token).toString('base64'), () => accountForToken(db, token)) : null;
+  if (!found || isoToMillis(found.expiresAt) <= Date.now()) throw new AppError('unauthenticated');
+  c.set('account', { id: found.id, currency: found.currency, currencySymbol: found.currencySymbol });
   await next();
 });

@@ -37,20 +37,17 @@ export async function exchangeKeyPair(
 }
 
 /** The account behind a live (unexpired, unrevoked) token, or null. */
-export async function accountForToken(db: Db, token: string): Promise<AuthAccount | null> {
+export async function accountForToken(db: Db, token: string): Promise<(AuthAccount & { expiresAt: string }) | null> {
   const [row] = await db
-    .select({ id: accounts.id, currency: accounts.currency, currencySymbol: accounts.currencySymbol })
+    .select({
+      id: accounts.id,
+      currency: accounts.currency,
+      currencySymbol: accounts.currencySymbol,
+      expiresAt: authTokens.expiresAt,
+    })
     .from(authTokens)
     .innerJoin(accounts, eq(accounts.id, authTokens.accountId))
     .where(and(eq(authTokens.tokenHash, sha256(token)), gt(authTokens.expiresAt, sql`now()`), isNull(authTokens.revokedAt)))
     .limit(1);
   return row ?? null;
-}
-
-/** Revokes every token of an account (used when its secret key is rotated). */
-export async function revokeTokens(db: Db, accountId: number): Promise<void> {
-  await db
-    .update(authTokens)
-    .set({ revokedAt: sql`now()` })
-    .where(and(eq(authTokens.accountId, accountId), isNull(authTokens.revokedAt)));
 }

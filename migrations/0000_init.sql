@@ -18,9 +18,11 @@ CREATE TABLE "accounts" (
 	"social_links" jsonb DEFAULT '{}'::jsonb NOT NULL,
 	"avatar" text,
 	"cover" text,
-	"last_seen_at" timestamp (6) with time zone,
-	"created_at" timestamp (6) with time zone DEFAULT now() NOT NULL,
-	"updated_at" timestamp (6) with time zone DEFAULT now() NOT NULL,
+	"last_seen_at" timestamp(6) with time zone,
+	"top_up_order_count" integer DEFAULT 0 NOT NULL,
+	"card_order_count" integer DEFAULT 0 NOT NULL,
+	"created_at" timestamp(6) with time zone DEFAULT now() NOT NULL,
+	"updated_at" timestamp(6) with time zone DEFAULT now() NOT NULL,
 	CONSTRAINT "accounts_balance_non_negative" CHECK ("accounts"."balance" >= 0)
 );
 --> statement-breakpoint
@@ -28,9 +30,9 @@ CREATE TABLE "auth_tokens" (
 	"id" bigint PRIMARY KEY GENERATED ALWAYS AS IDENTITY (sequence name "auth_tokens_id_seq" INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START WITH 1 CACHE 1),
 	"account_id" integer NOT NULL,
 	"token_hash" "bytea" NOT NULL,
-	"expires_at" timestamp (6) with time zone NOT NULL,
-	"revoked_at" timestamp (6) with time zone,
-	"created_at" timestamp (6) with time zone DEFAULT now() NOT NULL
+	"expires_at" timestamp(6) with time zone NOT NULL,
+	"revoked_at" timestamp(6) with time zone,
+	"created_at" timestamp(6) with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
 CREATE TABLE "balance_ledger" (
@@ -41,7 +43,7 @@ CREATE TABLE "balance_ledger" (
 	"kind" varchar(16) NOT NULL,
 	"order_id" bigint,
 	"reason" text,
-	"created_at" timestamp (6) with time zone DEFAULT now() NOT NULL
+	"created_at" timestamp(6) with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
 CREATE TABLE "campaign_card_services" (
@@ -50,7 +52,7 @@ CREATE TABLE "campaign_card_services" (
 	"discount" numeric(14, 2) DEFAULT '0' NOT NULL,
 	"discount_type" varchar(10) DEFAULT 'flat' NOT NULL,
 	"max_sell" integer NOT NULL,
-	"left_at" timestamp (6) with time zone,
+	"left_at" timestamp(6) with time zone,
 	"card_service_id" integer NOT NULL,
 	CONSTRAINT "campaign_card_services_campaign_id_card_service_id_pk" PRIMARY KEY("campaign_id","card_service_id")
 );
@@ -61,7 +63,7 @@ CREATE TABLE "campaign_top_up_services" (
 	"discount" numeric(14, 2) DEFAULT '0' NOT NULL,
 	"discount_type" varchar(10) DEFAULT 'flat' NOT NULL,
 	"max_sell" integer NOT NULL,
-	"left_at" timestamp (6) with time zone,
+	"left_at" timestamp(6) with time zone,
 	"top_up_service_id" integer NOT NULL,
 	CONSTRAINT "campaign_top_up_services_campaign_id_top_up_service_id_pk" PRIMARY KEY("campaign_id","top_up_service_id")
 );
@@ -72,8 +74,8 @@ CREATE TABLE "campaigns" (
 	"start_date" date NOT NULL,
 	"end_date" date NOT NULL,
 	"status" smallint DEFAULT 1 NOT NULL,
-	"created_at" timestamp (6) with time zone DEFAULT now() NOT NULL,
-	"updated_at" timestamp (6) with time zone DEFAULT now() NOT NULL
+	"created_at" timestamp(6) with time zone DEFAULT now() NOT NULL,
+	"updated_at" timestamp(6) with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
 CREATE TABLE "card_codes" (
@@ -82,8 +84,8 @@ CREATE TABLE "card_codes" (
 	"code_encrypted" "bytea" NOT NULL,
 	"code_digest" "bytea" NOT NULL,
 	"order_line_id" bigint,
-	"assigned_at" timestamp (6) with time zone,
-	"created_at" timestamp (6) with time zone DEFAULT now() NOT NULL
+	"assigned_at" timestamp(6) with time zone,
+	"created_at" timestamp(6) with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
 CREATE TABLE "card_services" (
@@ -101,8 +103,8 @@ CREATE TABLE "card_services" (
 	"sort_by" integer DEFAULT 0 NOT NULL,
 	"old_data" jsonb,
 	"campaign_data" jsonb,
-	"created_at" timestamp (6) with time zone DEFAULT now() NOT NULL,
-	"updated_at" timestamp (6) with time zone DEFAULT now() NOT NULL,
+	"created_at" timestamp(6) with time zone DEFAULT now() NOT NULL,
+	"updated_at" timestamp(6) with time zone DEFAULT now() NOT NULL,
 	"card_id" integer NOT NULL,
 	CONSTRAINT "card_services_cap_ck" CHECK ("card_services"."offered_sell" <= "card_services"."max_sell" or "card_services"."is_offered" = 0),
 	CONSTRAINT "card_services_discount_type_ck" CHECK ("card_services"."discount_type" in ('percentage', 'flat'))
@@ -125,9 +127,9 @@ CREATE TABLE "cards" (
 	"sell_count" integer DEFAULT 0 NOT NULL,
 	"trending" smallint DEFAULT 0 NOT NULL,
 	"sort_by" smallint DEFAULT 1 NOT NULL,
-	"deleted_at" timestamp (6) with time zone,
-	"created_at" timestamp (6) with time zone DEFAULT now() NOT NULL,
-	"updated_at" timestamp (6) with time zone DEFAULT now() NOT NULL
+	"deleted_at" timestamp(6) with time zone,
+	"created_at" timestamp(6) with time zone DEFAULT now() NOT NULL,
+	"updated_at" timestamp(6) with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
 CREATE TABLE "categories" (
@@ -137,8 +139,8 @@ CREATE TABLE "categories" (
 	"type" varchar(8) NOT NULL,
 	"status" smallint DEFAULT 1 NOT NULL,
 	"sort_by" integer DEFAULT 0 NOT NULL,
-	"created_at" timestamp (6) with time zone DEFAULT now() NOT NULL,
-	"updated_at" timestamp (6) with time zone DEFAULT now() NOT NULL,
+	"created_at" timestamp(6) with time zone DEFAULT now() NOT NULL,
+	"updated_at" timestamp(6) with time zone DEFAULT now() NOT NULL,
 	CONSTRAINT "categories_type_ck" CHECK ("categories"."type" in ('top_up', 'card'))
 );
 --> statement-breakpoint
@@ -161,8 +163,8 @@ CREATE TABLE "gateways" (
 	"environment" varchar(20) DEFAULT 'live' NOT NULL,
 	"is_manual" smallint,
 	"note" text,
-	"created_at" timestamp (6) with time zone DEFAULT now() NOT NULL,
-	"updated_at" timestamp (6) with time zone DEFAULT now() NOT NULL
+	"created_at" timestamp(6) with time zone DEFAULT now() NOT NULL,
+	"updated_at" timestamp(6) with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
 CREATE TABLE "idempotency_keys" (
@@ -172,7 +174,7 @@ CREATE TABLE "idempotency_keys" (
 	"request_digest" "bytea" NOT NULL,
 	"response_status" smallint,
 	"response_body" jsonb,
-	"created_at" timestamp (6) with time zone DEFAULT now() NOT NULL,
+	"created_at" timestamp(6) with time zone DEFAULT now() NOT NULL,
 	CONSTRAINT "idempotency_keys_account_id_key_pk" PRIMARY KEY("account_id","key")
 );
 --> statement-breakpoint
@@ -196,9 +198,9 @@ CREATE TABLE "license_items" (
 	"price_regular" numeric(14, 2) NOT NULL,
 	"price_extended" numeric(14, 2) NOT NULL,
 	"currency" varchar(3) NOT NULL,
-	"published_at" timestamp (6) with time zone DEFAULT now() NOT NULL,
-	"created_at" timestamp (6) with time zone DEFAULT now() NOT NULL,
-	"updated_at" timestamp (6) with time zone DEFAULT now() NOT NULL,
+	"published_at" timestamp(6) with time zone DEFAULT now() NOT NULL,
+	"created_at" timestamp(6) with time zone DEFAULT now() NOT NULL,
+	"updated_at" timestamp(6) with time zone DEFAULT now() NOT NULL,
 	CONSTRAINT "license_items_media_kind_ck" CHECK ("license_items"."media_kind" in ('image', 'audio', 'video'))
 );
 --> statement-breakpoint
@@ -209,10 +211,10 @@ CREATE TABLE "license_purchases" (
 	"license_type" varchar(40) DEFAULT 'Regular' NOT NULL,
 	"price" numeric(14, 2) NOT NULL,
 	"currency" varchar(3) NOT NULL,
-	"supported_until" timestamp (6) with time zone,
+	"supported_until" timestamp(6) with time zone,
 	"downloaded" boolean DEFAULT false NOT NULL,
-	"purchased_at" timestamp (6) with time zone DEFAULT now() NOT NULL,
-	"created_at" timestamp (6) with time zone DEFAULT now() NOT NULL
+	"purchased_at" timestamp(6) with time zone DEFAULT now() NOT NULL,
+	"created_at" timestamp(6) with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
 CREATE TABLE "order_lines" (
@@ -230,7 +232,7 @@ CREATE TABLE "order_lines" (
 	"campaign_id" integer,
 	"line_total" numeric(14, 2) NOT NULL,
 	"codes_owed" integer DEFAULT 0 NOT NULL,
-	"created_at" timestamp (6) with time zone DEFAULT now() NOT NULL,
+	"created_at" timestamp(6) with time zone DEFAULT now() NOT NULL,
 	CONSTRAINT "order_lines_quantity_ck" CHECK ("order_lines"."quantity" > 0)
 );
 --> statement-breakpoint
@@ -247,9 +249,9 @@ CREATE TABLE "orders" (
 	"informations" jsonb,
 	"refunded_amount" numeric(14, 2) DEFAULT '0' NOT NULL,
 	"note" text,
-	"created_at" timestamp (6) with time zone DEFAULT now() NOT NULL,
-	"updated_at" timestamp (6) with time zone DEFAULT now() NOT NULL,
-	"completed_at" timestamp (6) with time zone,
+	"created_at" timestamp(6) with time zone DEFAULT now() NOT NULL,
+	"updated_at" timestamp(6) with time zone DEFAULT now() NOT NULL,
+	"completed_at" timestamp(6) with time zone,
 	CONSTRAINT "orders_status_ck" CHECK ("orders"."status" in (0, 1, 2, 3))
 );
 --> statement-breakpoint
@@ -261,8 +263,8 @@ CREATE TABLE "reviews" (
 	"rating" numeric(3, 2) NOT NULL,
 	"comment" text NOT NULL,
 	"status" smallint DEFAULT 1 NOT NULL,
-	"created_at" timestamp (6) with time zone DEFAULT now() NOT NULL,
-	"updated_at" timestamp (6) with time zone DEFAULT now() NOT NULL,
+	"created_at" timestamp(6) with time zone DEFAULT now() NOT NULL,
+	"updated_at" timestamp(6) with time zone DEFAULT now() NOT NULL,
 	CONSTRAINT "reviews_rating_ck" CHECK ("reviews"."rating" between 1 and 5)
 );
 --> statement-breakpoint
@@ -281,8 +283,8 @@ CREATE TABLE "top_up_services" (
 	"sort_by" integer DEFAULT 0 NOT NULL,
 	"old_data" jsonb,
 	"campaign_data" jsonb,
-	"created_at" timestamp (6) with time zone DEFAULT now() NOT NULL,
-	"updated_at" timestamp (6) with time zone DEFAULT now() NOT NULL,
+	"created_at" timestamp(6) with time zone DEFAULT now() NOT NULL,
+	"updated_at" timestamp(6) with time zone DEFAULT now() NOT NULL,
 	"top_up_id" integer NOT NULL,
 	CONSTRAINT "top_up_services_cap_ck" CHECK ("top_up_services"."offered_sell" <= "top_up_services"."max_sell" or "top_up_services"."is_offered" = 0),
 	CONSTRAINT "top_up_services_discount_type_ck" CHECK ("top_up_services"."discount_type" in ('percentage', 'flat'))
@@ -304,9 +306,9 @@ CREATE TABLE "top_ups" (
 	"total_review" integer DEFAULT 0 NOT NULL,
 	"avg_rating" numeric(3, 2) DEFAULT '0' NOT NULL,
 	"sort_by" smallint DEFAULT 1 NOT NULL,
-	"deleted_at" timestamp (6) with time zone,
-	"created_at" timestamp (6) with time zone DEFAULT now() NOT NULL,
-	"updated_at" timestamp (6) with time zone DEFAULT now() NOT NULL
+	"deleted_at" timestamp(6) with time zone,
+	"created_at" timestamp(6) with time zone DEFAULT now() NOT NULL,
+	"updated_at" timestamp(6) with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
 ALTER TABLE "auth_tokens" ADD CONSTRAINT "auth_tokens_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint

@@ -78,6 +78,9 @@ export const accounts = pgTable(
     avatar: text('avatar'),
     cover: text('cover'),
     lastSeenAt: ts('last_seen_at'),
+    /** Orders placed, per kind: the totals of the order lists without counting rows (kept by placement). */
+    topUpOrderCount: integer('top_up_order_count').notNull().default(0),
+    cardOrderCount: integer('card_order_count').notNull().default(0),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

@@ -120,8 +120,20 @@ export function requestDigest(endpoint: string, request: unknown): Buffer {
 }
 
 const TABLES = {
-  top_up: { services: 'top_up_services', lineColumn: 'top_up_service_id', members: 'campaign_top_up_services', memberColumn: 'top_up_service_id' },
-  card: { services: 'card_services', lineColumn: 'card_service_id', members: 'campaign_card_services', memberColumn: 'card_service_id' },
+  top_up: {
+    services: 'top_up_services',
+    lineColumn: 'top_up_service_id',
+    members: 'campaign_top_up_services',
+    memberColumn: 'top_up_service_id',
+    orderCount: 'top_up_order_count',
+  },
+  card: {
+    services: 'card_services',
+    lineColumn: 'card_service_id',
+    members: 'campaign_card_services',
+    memberColumn: 'card_service_id',
+    orderCount: 'card_order_count',
+  },
 } as const;
 
 /** C6 unit price in SQL, the same rule as catalog/pricing.ts unitPriceCents (rounded half-up, never below 0). */
@@ -205,7 +217,8 @@ export async function placeOrder(db: DbOrTx, input: PlaceOrder): Promise<Placed>
       cross join lateral (select ${unitPriceSql('g.price', 'g.discount', 'g.discount_type')} as unit) x
       left join alloc a on a.id = r.service_id
     ), debit as (
-      update accounts a set balance = a.balance - t.amount, updated_at = now()
+      update accounts a set balance = a.balance - t.amount, updated_at = now(),
+             ${sql.raw(t.orderCount)} = a.${sql.raw(t.orderCount)} + 1
       from (select sum(line_total) as amount from priced) t
       where a.id = ${input.accountId} and exists (select 1 from go)
       returning a.id, a.balance, a.currency, a.currency_symbol, t.amount

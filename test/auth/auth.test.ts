@@ -79,6 +79,27 @@ describe('protected endpoints', () => {
   });
 });
 
+describe('per-account request limit (C11)', () => {
+  it('is off by default and, when configured, answers 429 past the limit for that account only', async () => {
+    const limited = await startTestApp({ env: { ACCOUNT_REQUESTS_PER_MINUTE: '3' } });
+    try {
+      const [busy, other] = [await createTestAccount(limited), await createTestAccount(limited)];
+      const token = await tokenFor(limited, busy);
+      const get = (t: string) => limited.request('/api/get-category', { headers: { Authorization: t } });
+      for (let i = 0; i < 3; i++) await expectJson(await get(token), 200);
+      const refused = await get(token);
+      expect(await expectFailure(refused, 429)).toMatch(/Too many/);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      await expectJson(await get(await tokenFor(limited, other)), 200);
+    } finally {
+      await limited.close();
+    }
+    // The shared app has no limit configured.
+    const token = await tokenFor(app, await createTestAccount(app));
+    for (let i = 0; i < 5; i++) await expectJson(await app.request('/api/get-category', { headers: { Authorization: token } }), 200);
+  });
+});
+
 describe('token expiry', () => {
   it('refuses a token once its lifetime has passed, even right after it was accepted', async () => {
     const shortLived = await startTestApp({ env: { TOKEN_TTL_SECONDS: '1' } });

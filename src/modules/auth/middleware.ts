@@ -1,7 +1,9 @@
 import { createMiddleware } from 'hono/factory';
 import type { AppEnv } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
+import type { Services } from '../../http/context.js';
 import { sha256 } from '../../lib/crypto.js';
+import { consumeAll, createLimiter, type Limiter } from '../../lib/rate-limit.js';
 import { isoMicros } from '../../lib/time.js';
 import { accountForToken } from './service.js';
 
@@ -24,5 +26,22 @@ export const requireToken = createMiddleware<AppEnv>(async (c, next) => {
   const found = token ? await tokenCache.get(sha256(token).toString('base64'), () => accountForToken(db, token)) : null;
   if (!found || isoToMillis(found.expiresAt) <= Date.now()) throw new AppError('unauthenticated');
   c.set('account', { id: found.id, currency: found.currency, currencySymbol: found.currencySymbol });
+  const limiter = accountLimiter(c.var.services);
+  if (limiter) {
+    const wait = await consumeAll([[limiter, String(found.id)]]);
+    if (wait > 0) throw new AppError('rate_limited', undefined, { 'Retry-After': String(wait) });
+  }
   await next();
 });
+
+const accountLimiters = new WeakMap<Services, Limiter | null>();
+
+/** The optional per-account request limit (C11): ACCOUNT_REQUESTS_PER_MINUTE, off when unset. */
+function accountLimiter(services: Services): Limiter | null {
+  if (!accountLimiters.has(services)) {
+    const { config, redis } = services;
+    const perMinute = config.ACCOUNT_REQUESTS_PER_MINUTE;
+    accountLimiters.set(services, perMinute ? createLimiter(redis, `${config.BULLMQ_PREFIX}:account-requests`, perMinute, 60) : null);
+  }
+  return accountLimiters.get(services)!;
+}

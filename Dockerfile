@@ -3,6 +3,5 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY . .
-ENV NODE_ENV=production
 EXPOSE 3000
 CMD ["npm", "start"]

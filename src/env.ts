@@ -11,7 +11,6 @@ const booleanFlag = z
 const positiveInt = z.coerce.number().int().positive();
 
 const EnvSchema = z.object({
-  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   DATABASE_URL: z.url().default('postgres://postgres@127.0.0.1:5432/topup'),
   DATABASE_POOL_SIZE: positiveInt.default(16),
   REDIS_URL: z.url().default('redis://127.0.0.1:6379'),

@@ -40,7 +40,6 @@ export async function startTestApp(
   const adminToken = randomBytes(24).toString('hex');
   const prefix = `test:${name}`;
   const config = loadConfig({
-    NODE_ENV: 'test',
     DATABASE_URL: databaseUrl.toString(),
     DATABASE_POOL_SIZE: '8',
     REDIS_URL: inject('redisUrl'),

@@ -1,0 +1,71 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Figures, Measured } from './load.js';
+
+/** One line of results/latest.json. `ceiling` names the entry `ratio` divides by (rps / ceiling rps). */
+export type Row = Figures & { name: string; ceiling: string | null; ratio: number | null };
+
+/** The targets each family of scenarios is judged against. */
+const TARGETS: Array<{ prefix: string; check: (r: Row) => boolean; text: string }> = [
+  { prefix: 'placement.', check: (r) => (r.ratio ?? 0) >= 0.7 && r.p99_ms <= 50 && r.errors === 0, text: '≥0.7×, p99≤50, 0 err' },
+  { prefix: 'e2e.', check: (r) => (r.ratio ?? 0) >= 0.6, text: '≥0.6×' },
+  { prefix: 'read.', check: (r) => (r.ratio ?? 0) >= 0.5, text: '≥0.5×' },
+  { prefix: 'growth.', check: (r) => (r.ratio ?? 0) >= 0.8, text: '≥0.8× small' },
+];
+
+export class Report {
+  readonly rows: Row[] = [];
+  private readonly notes = new Map<string, string>();
+
+  add(name: string, figures: Measured, ceiling: string | null = null): Row {
+    const base = ceiling ? this.rows.find((r) => r.name === ceiling) : undefined;
+    const row: Row = {
+      name,
+      rps: round(figures.rps, 1),
+      p50_ms: round(figures.p50_ms, 2),
+      p99_ms: round(figures.p99_ms, 2),
+      errors: figures.errors,
+      ceiling,
+      ratio: base && base.rps > 0 ? round(figures.rps / base.rps, 3) : null,
+    };
+    this.rows.push(row);
+    if (figures.note) this.notes.set(name, figures.note);
+    process.stdout.write(`  ${line(row)}\n${figures.note ? `      ${figures.note}\n` : ''}`);
+    return row;
+  }
+
+  table(): string {
+    const header = line({ name: 'scenario', rps: 'rps', p50_ms: 'p50 ms', p99_ms: 'p99 ms', errors: 'errors', ceiling: 'ceiling', ratio: 'ratio' });
+    const rows = this.rows.map((r) => `${line(r)}  ${verdict(r)}`);
+    const notes = this.rows.filter((r) => this.notes.has(r.name)).map((r) => `  ${r.name.padEnd(28)} ${this.notes.get(r.name)}`);
+    return [header, '-'.repeat(header.length + 24), ...rows, '', 'What each run leaned on:', ...notes].join('\n');
+  }
+
+  save(file: string): void {
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, `${JSON.stringify(this.rows, null, 2)}\n`);
+  }
+}
+
+function verdict(row: Row): string {
+  const target = TARGETS.find((t) => row.name.startsWith(t.prefix));
+  if (!target) return '';
+  return `${target.check(row) ? 'ok  ' : 'MISS'} (${target.text})`;
+}
+
+type Cells = { [K in keyof Row]: unknown };
+
+function line(r: Cells): string {
+  const num = (v: unknown) => (v === null ? '-' : String(v));
+  return [
+    String(r.name).padEnd(28),
+    num(r.rps).padStart(9),
+    num(r.p50_ms).padStart(9),
+    num(r.p99_ms).padStart(9),
+    num(r.errors).padStart(7),
+    num(r.ceiling).padStart(26),
+    num(r.ratio).padStart(7),
+  ].join(' ');
+}
+
+const round = (v: number, digits: number) => Math.round(v * 10 ** digits) / 10 ** digits;

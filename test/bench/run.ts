@@ -1,0 +1,204 @@
+/**
+ * `npm run bench [-- --quick]`: the service started as `npm start` starts it, on its own database
+ * (topup_bench, recreated each run) and BullMQ prefix (bench), measured against this machine's
+ * own ceilings in the same run. Prints a table and writes results/latest.json.
+ */
+import { randomBytes } from 'node:crypto';
+import { loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { connectDatabase, type Database } from '../../src/db/client.js';
+import { loadConfig } from '../../src/env.js';
+import { QUEUE_NAMES } from '../../src/queues/index.js';
+import { bareHonoCeiling, bullmqCeiling, rawTxCeiling, removeRawTxRows } from './ceilings.js';
+import { createAccounts, dropDatabase, issueTokens, loadCatalog, loadCodes, loadOrderHistory, loadReviews, resetDatabase } from './data.js';
+import { freePort, sleep, spawnTs, waitForHttp, type Child } from './processes.js';
+import { Report } from './report.js';
+import { cardOrders, endToEnd, measureHttp, reads, topUpOrders, waitForCardOrders, type Target } from './scenarios.js';
+
+const SIZES = {
+  quick: { seconds: 3, warmup: 1, accounts: 200, codesPerService: 600, e2eOrders: 2000, growthCodes: 50_000, growthOrders: 5_000 },
+  full: { seconds: 12, warmup: 3, accounts: 1000, codesPerService: 3000, e2eOrders: 10_000, growthCodes: 1_000_000, growthOrders: 100_000 },
+};
+const CATALOG = { topUps: 20, cards: 20, servicesPerProduct: 5 };
+const PREFIX = 'bench';
+const RESULTS = fileURLToPath(new URL('./results/latest.json', import.meta.url));
+
+const size = process.argv.includes('--quick') ? SIZES.quick : SIZES.full;
+const databaseUrl = withDatabase(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/topup', 'topup_bench');
+const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const key = randomBytes(32);
+const port = await freePort();
+/** The service's environment: everything else stays at its defaults, as with a plain `npm start`. */
+const serviceEnv = {
+  NODE_ENV: 'production',
+  DATABASE_URL: databaseUrl,
+  REDIS_URL: redisUrl,
+  BULLMQ_PREFIX: PREFIX,
+  CODE_ENCRYPTION_KEY: key.toString('hex'),
+  HOST: '127.0.0.1',
+  PORT: String(port),
+  LOG_LEVEL: 'error',
+};
+const config = loadConfig(serviceEnv);
+
+const cleanups: Array<() => Promise<unknown>> = [];
+const step = (text: string) => process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${text}\n`);
+process.once('SIGINT', () => void cleanUp().finally(() => process.exit(130)));
+
+try {
+  await main();
+} finally {
+  await cleanUp();
+}
+
+async function main(): Promise<void> {
+  const report = new Report();
+  step(`${size === SIZES.quick ? 'quick' : 'full'} run: ${size.seconds} s per scenario, database ${new URL(databaseUrl).pathname.slice(1)}, prefix ${PREFIX}, load average ${loadavg()[0]!.toFixed(1)}`);
+  await clearRedis();
+  await resetDatabase(databaseUrl);
+  const database = connectDatabase(databaseUrl, 8);
+  cleanups.push(() => database.close());
+
+  step('loading data');
+  const data = await loadData(database);
+  step('ceilings (the service is not running yet)');
+  await measureCeilings(report, database, data);
+  step(`starting the service (src/main.ts) on 127.0.0.1:${port}`);
+  await measureService(report, database, data);
+
+  process.stdout.write(`\n${report.table()}\n\n`);
+  report.save(RESULTS);
+  step(`written ${RESULTS}`);
+}
+
+type Data = Awaited<ReturnType<typeof loadData>>;
+
+async function loadData({ db, sql }: Database) {
+  const catalog = await loadCatalog(db, CATALOG);
+  const many = await createAccounts(db, size.accounts, 'many');
+  const [hot] = await createAccounts(db, 1, 'hot');
+  const [history] = await createAccounts(db, 1, 'history');
+  await loadReviews(db, many.slice(0, 5).map((a) => a.id));
+  await loadCodes(sql, key, size.codesPerService, 'stock');
+  return { catalog, many, hot: hot!, history: history! };
+}
+
+async function measureCeilings(report: Report, { sql }: Database, { catalog, many, hot }: Data): Promise<void> {
+  report.add('ceiling.bare-hono', await bareHonoCeiling(size.seconds, size.warmup));
+  const cardService = catalog.cardServices[0]!;
+  const accountIds = many.map((a) => a.id);
+  report.add('ceiling.raw-tx.many-accounts', await rawTxCeiling(databaseUrl, { accountIds, cardService }, size.seconds, size.warmup));
+  report.add('ceiling.raw-tx.one-account', await rawTxCeiling(databaseUrl, { accountIds: [hot.id], cardService }, size.seconds, size.warmup));
+  await removeRawTxRows(databaseUrl);
+  const queueCeiling = { redisUrl, prefix: PREFIX, concurrency: config.WORKER_CONCURRENCY, jobs: size.e2eOrders };
+  report.add('ceiling.bullmq.noop', await bullmqCeiling(queueCeiling));
+  const touch = async (n: number) => void (await sql`update accounts set updated_at = now() where id = ${accountIds[n % accountIds.length]!}`);
+  report.add('ceiling.bullmq.update', await bullmqCeiling({ ...queueCeiling, job: touch, sql }));
+}
+
+async function measureService(report: Report, { sql }: Database, { catalog, many, hot, history }: Data): Promise<void> {
+  const service = await start('src/main.ts');
+  let secondWorker: Child | null = null;
+  const target: Target = {
+    baseUrl: `http://127.0.0.1:${port}`,
+    seconds: size.seconds,
+    warmup: size.warmup,
+    sql,
+    pids: () => ({ service: service.process.pid, 'worker-2': secondWorker?.process.pid }),
+    ensureRunning: () => {
+      service.ensureRunning();
+      secondWorker?.ensureRunning();
+    },
+  };
+  const tokens = await issueTokens(target.baseUrl, many);
+  const [hotToken, historyToken] = await issueTokens(target.baseUrl, [hot, history]);
+
+  step('placement (workers fulfil in the same process meanwhile, as with npm start)');
+  report.add('placement.card', await measureHttp(target, cardOrders(catalog, tokens)), 'ceiling.raw-tx.many-accounts');
+  report.add('placement.topup', await measureHttp(target, topUpOrders(catalog, tokens)), 'ceiling.raw-tx.many-accounts');
+  report.add('placement.hot-account', await measureHttp(target, cardOrders(catalog, [hotToken!])), 'ceiling.raw-tx.one-account');
+  await drain(target);
+
+  step('end to end');
+  report.add('e2e.card.1-worker', await endToEnd(target, cardOrders(catalog, tokens), size.e2eOrders), 'ceiling.bullmq.update');
+  await drain(target);
+  const worker = spawnTs('workers/main.ts', serviceEnv);
+  cleanups.push(() => worker.stop());
+  await waitForWorkers(2, worker);
+  secondWorker = worker;
+  report.add('e2e.card.2-workers', await endToEnd(target, cardOrders(catalog, tokens), size.e2eOrders), 'ceiling.bullmq.update');
+  await drain(target);
+  await worker.stop();
+  secondWorker = null;
+
+  step('reads');
+  const read = reads(catalog, tokens);
+  for (const name of ['top-up-list', 'top-up-details', 'card-services', 'card-orders'] as const) {
+    report.add(`read.${name}`, await measureHttp(target, read[name]), 'ceiling.bare-hono');
+  }
+
+  step(`growth: +${size.growthCodes} codes in inventory, one account with ${size.growthOrders} orders`);
+  await loadCodes(sql, key, Math.ceil(size.growthCodes / catalog.cardServices.length), 'growth');
+  await loadOrderHistory(sql, key, history.id, size.growthOrders);
+  report.add('growth.placement.card', await measureHttp(target, cardOrders(catalog, tokens)), 'placement.card');
+  await drain(target);
+  report.add('growth.read.card-orders', await measureHttp(target, reads(catalog, [historyToken!])['card-orders']), 'read.card-orders');
+
+  // Autocannon abandons its last in-flight requests: let the service finish them before SIGTERM.
+  await sleep(2000);
+  await service.stop();
+}
+
+/** Starts an entry point with the service's environment and waits for its health endpoint. */
+async function start(file: string): Promise<Child> {
+  const child = spawnTs(file, serviceEnv);
+  cleanups.push(() => child.stop());
+  await waitForHttp(`http://127.0.0.1:${port}/health`, child);
+  return child;
+}
+
+/** Waits until `count` processes consume the fulfilment queue. */
+async function waitForWorkers(count: number, child: Child): Promise<void> {
+  const queue = new Queue(QUEUE_NAMES.fulfilment, { connection: { url: redisUrl }, prefix: PREFIX });
+  try {
+    const deadline = Date.now() + 60_000;
+    while ((await queue.getWorkersCount()) < count) {
+      if (child.process.exitCode !== null) throw new Error('the second worker process exited');
+      if (Date.now() > deadline) throw new Error(`fewer than ${count} fulfilment workers after 60 s`);
+      await sleep(200);
+    }
+  } finally {
+    await queue.close();
+  }
+}
+
+async function drain(target: Target): Promise<void> {
+  const pending = await waitForCardOrders(target);
+  if (pending > 0) step(`warning: ${pending} card orders still in initiate`);
+}
+
+/** Removes every Redis key under the bench prefix (jobs, rate-limit counters). */
+async function clearRedis(): Promise<void> {
+  const redis = new Redis(redisUrl);
+  try {
+    for await (const keys of redis.scanStream({ match: `${PREFIX}:*`, count: 1000 }) as AsyncIterable<string[]>) {
+      if (keys.length) await redis.del(...keys);
+    }
+  } finally {
+    redis.disconnect();
+  }
+}
+
+async function cleanUp(): Promise<void> {
+  for (const close of cleanups.splice(0).reverse()) await close().catch((err) => step(`cleanup: ${String(err)}`));
+  await clearRedis().catch((err) => step(`cleanup: ${String(err)}`));
+  await dropDatabase(databaseUrl).catch((err) => step(`cleanup: ${String(err)}`));
+}
+
+function withDatabase(url: string, name: string): string {
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  return u.toString();
+}

@@ -1,0 +1,126 @@
+import type autocannon from 'autocannon';
+import type { Sql } from '../../src/db/client.js';
+import type { Catalog } from './data.js';
+import { runHttp, type Measured } from './load.js';
+import { startProbe } from './probes.js';
+import { sleep } from './processes.js';
+
+/** The HTTP scenarios against the running service. */
+
+export type Target = {
+  baseUrl: string;
+  seconds: number;
+  warmup: number;
+  /** Bench connection to the service's database, for polling and counters. */
+  sql: Sql;
+  /** Processes whose CPU the notes report (service, second worker). */
+  pids: () => Record<string, number | undefined>;
+  /** Throws when a process under test died: its figures would be meaningless. */
+  ensureRunning: () => void;
+};
+
+const pick = <T>(list: readonly T[]): T => list[Math.floor(Math.random() * list.length)]!;
+
+/** Round-robin over tokens, so consecutive requests come from different accounts. */
+function rotation(tokens: string[]): () => string {
+  let i = 0;
+  return () => tokens[i++ % tokens.length]!;
+}
+
+const auth = (token: string) => ({ authorization: `Bearer ${token}` });
+
+/** One-line, one-unit card orders (the writes the raw-transaction ceiling does). */
+export function cardOrders(catalog: Catalog, tokens: string[]): () => autocannon.Request {
+  const token = rotation(tokens);
+  return () => ({
+    method: 'POST',
+    path: '/api/card/make-order',
+    headers: { ...auth(token()), 'content-type': 'application/json' },
+    body: JSON.stringify({ service_ids: [pick(catalog.cardServices).id], quantities: [1] }),
+  });
+}
+
+/** Top-up orders with their order-form fields, as JSON. */
+export function topUpOrders(catalog: Catalog, tokens: string[]): () => autocannon.Request {
+  const token = rotation(tokens);
+  return () => {
+    const topUp = pick(catalog.topUps);
+    return {
+      method: 'POST',
+      path: '/api/top-up/make-order',
+      headers: { ...auth(token()), 'content-type': 'application/json' },
+      body: JSON.stringify({
+        topUpId: topUp.id,
+        serviceId: pick(topUp.serviceIds),
+        User_Id: String(100000 + Math.floor(Math.random() * 900000)),
+        Zone_Name: pick(['Asia', 'Europe', 'America']),
+      }),
+    };
+  };
+}
+
+export function reads(catalog: Catalog, tokens: string[]) {
+  const token = rotation(tokens);
+  const get = (path: string): autocannon.Request => ({ method: 'GET', path, headers: auth(token()) });
+  return {
+    'top-up-list': () => get('/api/top-up/list'),
+    'top-up-details': () => get(`/api/top-up/details?slug=${pick(catalog.topUps).slug}`),
+    'card-services': () => get(`/api/card/services?card_id=${pick(catalog.cards)}`),
+    'card-orders': () => get('/api/get-card/orders'),
+  };
+}
+
+/** A warm-up run (not recorded), then the measured one. */
+export async function measureHttp(target: Target, next: () => autocannon.Request): Promise<Measured> {
+  await runHttp({ url: target.baseUrl, seconds: target.warmup, next });
+  const probe = await startProbe({ ...target.pids(), 'bench (load generator)': process.pid }, target.sql);
+  const { total, ...figures } = await runHttp({ url: target.baseUrl, seconds: target.seconds, next });
+  target.ensureRunning();
+  return { ...figures, note: await probe.stop(total) };
+}
+
+/**
+ * Waits until the workers have moved every card order (with an id above `afterId`) out of
+ * `initiate`; returns how many are still there at the deadline. Also keeps one scenario's
+ * backlog from running into the next measurement.
+ */
+export async function waitForCardOrders(target: Target, afterId = '0', timeoutMs = 180_000): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    target.ensureRunning();
+    const [row] = await target.sql`select count(*)::int as pending from orders where id > ${afterId} and kind = 'card' and status = 0`;
+    if (row!.pending === 0 || Date.now() > deadline) return row!.pending as number;
+    await sleep(100);
+  }
+}
+
+/**
+ * End to end: `amount` card orders placed at full concurrency; rps = orders completed per second
+ * from the first request to the last `completed_at`; p50/p99 = completed_at − created_at;
+ * errors = failed placements + orders that did not complete (stock_short, refund, or still pending).
+ */
+export async function endToEnd(target: Target, next: () => autocannon.Request, amount: number): Promise<Measured> {
+  const { sql } = target;
+  const probe = await startProbe(target.pids(), sql);
+  const [before] = await sql`select coalesce(max(id), 0)::bigint as id, clock_timestamp()::text as started from orders`;
+  const placed = await runHttp({ url: target.baseUrl, seconds: 600, amount, next });
+  target.ensureRunning();
+  const pending = await waitForCardOrders(target, before!.id as string, 300_000);
+  const [row] = await sql`
+    select count(*) filter (where status = 1)::int as completed,
+           count(*) filter (where status <> 1)::int as other,
+           extract(epoch from max(completed_at) - ${before!.started}::timestamptz) as seconds,
+           percentile_cont(0.5) within group (order by extract(epoch from completed_at - created_at) * 1000)
+             filter (where status = 1) as p50,
+           percentile_cont(0.99) within group (order by extract(epoch from completed_at - created_at) * 1000)
+             filter (where status = 1) as p99
+    from orders where id > ${before!.id} and kind = 'card'`;
+  if (pending > 0) process.stderr.write(`e2e: ${pending} orders still in initiate after the wait\n`);
+  return {
+    rps: row!.completed / Number(row!.seconds ?? 1),
+    p50_ms: Number(row!.p50 ?? 0),
+    p99_ms: Number(row!.p99 ?? 0),
+    errors: placed.errors + row!.other,
+    note: `${await probe.stop()}, placement ${Math.round(placed.rps)} rps`,
+  };
+}

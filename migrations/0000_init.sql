@@ -355,11 +355,11 @@ CREATE INDEX "license_purchases_item_idx" ON "license_purchases" USING btree ("i
 CREATE INDEX "order_lines_order_idx" ON "order_lines" USING btree ("order_id");--> statement-breakpoint
 CREATE INDEX "order_lines_card_service_owed_idx" ON "order_lines" USING btree ("card_service_id","order_id") WHERE "order_lines"."codes_owed" > 0;--> statement-breakpoint
 CREATE UNIQUE INDEX "orders_utr_uq" ON "orders" USING btree ("utr");--> statement-breakpoint
-CREATE INDEX "orders_account_list_idx" ON "orders" USING btree ("account_id","kind","created_at" DESC NULLS LAST,"id" DESC NULLS LAST);--> statement-breakpoint
+CREATE INDEX "orders_account_list_idx" ON "orders" USING btree ("account_id","kind","created_at" DESC NULLS FIRST,"id" DESC NULLS FIRST);--> statement-breakpoint
 CREATE INDEX "orders_status_idx" ON "orders" USING btree ("status","created_at","id");--> statement-breakpoint
 CREATE INDEX "orders_account_top_up_idx" ON "orders" USING btree ("account_id","top_up_id");--> statement-breakpoint
 CREATE UNIQUE INDEX "reviews_one_per_account_uq" ON "reviews" USING btree ("account_id","reviewable_type","reviewable_id");--> statement-breakpoint
-CREATE INDEX "reviews_target_idx" ON "reviews" USING btree ("reviewable_type","reviewable_id","status","created_at" DESC NULLS LAST,"id" DESC NULLS LAST);--> statement-breakpoint
+CREATE INDEX "reviews_target_idx" ON "reviews" USING btree ("reviewable_type","reviewable_id","status","created_at" DESC NULLS FIRST,"id" DESC NULLS FIRST);--> statement-breakpoint
 CREATE INDEX "top_up_services_top_up_idx" ON "top_up_services" USING btree ("top_up_id");--> statement-breakpoint
 CREATE UNIQUE INDEX "top_ups_slug_uq" ON "top_ups" USING btree ("slug");--> statement-breakpoint
 CREATE INDEX "top_ups_category_idx" ON "top_ups" USING btree ("category_id");

@@ -367,7 +367,7 @@ export const reviews = pgTable(
   },
   (t) => [
     uniqueIndex('reviews_one_per_account_uq').on(t.accountId, t.reviewableType, t.reviewableId),
-    index('reviews_target_idx').on(t.reviewableType, t.reviewableId, t.status, t.createdAt.desc(), t.id.desc()),
+    index('reviews_target_idx').on(t.reviewableType, t.reviewableId, t.status, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
     check('reviews_rating_ck', sql`${t.rating} between 1 and 5`),
   ],
 );
@@ -400,7 +400,8 @@ export const orders = pgTable(
   },
   (t) => [
     uniqueIndex('orders_utr_uq').on(t.utr),
-    index('orders_account_list_idx').on(t.accountId, t.kind, t.createdAt.desc(), t.id.desc()),
+    // NULLS FIRST is what a plain `ORDER BY … DESC` means, so the newest-first lists can walk this index.
+    index('orders_account_list_idx').on(t.accountId, t.kind, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
     index('orders_status_idx').on(t.status, t.createdAt, t.id),
     index('orders_account_top_up_idx').on(t.accountId, t.topUpId),
     check('orders_status_ck', sql`${t.status} in (0, 1, 2, 3)`),

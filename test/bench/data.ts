@@ -228,6 +228,8 @@ export async function loadOrderHistory(sql: Sql, key: Buffer, accountId: number,
       insert into card_codes (card_service_id, code_encrypted, code_digest, order_line_id, assigned_at)
       select l.card_service_id, p.enc, sha256(convert_to('history:' || l.id, 'UTF8')), l.id, l.created_at
       from l join code_pool p on p.n = l.id % ${POOL_SIZE}`;
+    // Placement keeps this count; the order list reads its total from it.
+    await tx`update accounts set card_order_count = card_order_count + ${orders} where id = ${accountId}`;
   });
   // As autovacuum would have done long before an account reaches that many orders.
   await sql`vacuum analyze orders, order_lines, card_codes`;

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { serve } from '@hono/node-server';
 import { startWorkers } from '../workers/index.js';
 import { createApp } from './app.js';
@@ -13,14 +14,30 @@ if (await isDatabaseEmpty(services.db)) {
 }
 const workers = config.RUN_WORKERS ? await startWorkers(services) : null;
 const app = createApp(services);
-const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
+
+// Requests still being handled when a stop is asked for (their client may have gone already):
+// the connections are closed only once these have finished.
+let inFlight = 0;
+let drained: (() => void) | null = null;
+const fetch: typeof app.fetch = async (request, env, ctx) => {
+  inFlight++;
+  try {
+    return await app.fetch(request, env, ctx);
+  } finally {
+    if (--inFlight === 0) drained?.();
+  }
+};
+
+const server = serve({ fetch, port: config.PORT, hostname: config.HOST }, (info) => {
   const base = config.PUBLIC_BASE_URL?.replace(/\/+$/, '') ?? `http://localhost:${info.port}`;
   process.stdout.write(`Store API:   ${base}/api/\nLicense API: ${base}/license-api/\n`);
   logger.info('listening', { port: info.port, workers: Boolean(workers) });
 });
 
 onShutdown(async () => {
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  if (inFlight > 0) await Promise.race([new Promise<void>((resolve) => (drained = resolve)), delay(10_000)]);
+  await closed;
   await workers?.close();
   await services.close();
 });

@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+import { runPeriodically } from '../src/db/periodic.js';
 import type { Tx } from '../src/db/client.js';
 import { cardCodes, orderLines, orders } from '../src/db/schema.js';
 import type { Services } from '../src/http/context.js';
@@ -69,31 +70,13 @@ export function startReconciler(services: Services, options: ReconcilerOptions =
     return waiting.length;
   }
 
-  const run = () =>
-    db.transaction(async (tx) => {
-      const [lock] = await tx.execute<{ locked: boolean }>(sql`select pg_try_advisory_xact_lock(${RECONCILER_LOCK}) as locked`);
-      if (!lock?.locked) return;
+  return runPeriodically(
+    db,
+    { lockKey: RECONCILER_LOCK, intervalMs, onError: (err) => logger.warn('reconciler run failed', { err }) },
+    async (tx) => {
       const orders = await requeueOrders(tx);
       const restocks = await requeueRestocks(tx);
       if (orders + restocks > 0) logger.info('reconciler re-enqueued work', { orders, restocks });
-    });
-
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> = Promise.resolve();
-  const tick = () => {
-    running = run()
-      .catch((err: unknown) => logger.warn('reconciler run failed', { err }))
-      .finally(() => {
-        if (!stopped) timer = setTimeout(tick, intervalMs).unref();
-      });
-  };
-  tick();
-  return {
-    close: async () => {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
     },
-  };
+  );
 }

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { validationError } from './errors.js';
+import { AppError, validationError } from './errors.js';
 
 /**
  * Laravel-style validation messages (C4): one string per failing field, the field's name in words.
@@ -23,20 +23,66 @@ export const isBlank = (value: unknown): boolean =>
 
 const blankToUndefined = (value: unknown) => (isBlank(value) ? undefined : value);
 
-/** Positive integer from JSON numbers or form/query strings. */
-export const positiveInt = () =>
+/** Digits in a form or query string are numbers; JSON numbers pass as they are. */
+const digitsToNumber = (v: unknown) => (typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : blankToUndefined(v));
+
+/** The largest id any table holds (PostgreSQL `integer`, C2 ranges). */
+export const MAX_ID = 2_147_483_647;
+
+/** Marks the issue of an id that is a positive integer but beyond MAX_ID: it names no resource. */
+const UNKNOWN_ID = { unknownId: true } as const;
+
+const POSITIVE_INTEGER = 'must be a positive integer.';
+
+/**
+ * Every integer id (query, path or body) goes through this one schema (C2 ranges): not a positive integer →
+ * 422; a positive integer past MAX_ID is an id that cannot exist, answered as an unknown id by `validate`.
+ */
+export const id = () =>
   z.preprocess(
-    (v) => (typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : blankToUndefined(v)),
-    z.number({ error: 'must be a positive integer.' }).int({ error: 'must be a positive integer.' }).positive({ error: 'must be a positive integer.' }),
+    digitsToNumber,
+    z
+      .number({ error: POSITIVE_INTEGER })
+      .refine((v) => Number.isInteger(v) && v >= 1, { error: POSITIVE_INTEGER, abort: true })
+      .refine((v) => v <= MAX_ID, { error: 'is an unknown id.', params: UNKNOWN_ID })
+      .openapi({ type: 'integer', minimum: 1, maximum: MAX_ID }),
   );
 
-export const optionalPositiveInt = () => positiveInt().optional();
-
-export const requiredText = (max = 5000) =>
+/** A count the client chooses (quantities, page numbers): a positive integer up to `max`. */
+export const positiveInt = (max = MAX_ID) =>
   z.preprocess(
-    blankToUndefined,
-    z.string({ error: 'must be a string.' }).trim().max(max, { error: `must not be greater than ${max} characters.` }),
+    digitsToNumber,
+    z
+      .number({ error: POSITIVE_INTEGER })
+      .refine((v) => Number.isInteger(v) && v >= 1, { error: POSITIVE_INTEGER, abort: true })
+      .refine((v) => v <= max, { error: `must not be greater than ${max}.` })
+      .openapi({ type: 'integer', minimum: 1, maximum: max }),
   );
+
+export const pageQuery = () => positiveInt();
+
+/**
+ * The one text rule (C2): a NUL character or an unpaired UTF-16 surrogate is never stored, looked up or
+ * logged; it makes the field invalid. Used by every string schema and by fields checked by hand.
+ */
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+export const isStorableText = (value: string): boolean => !UNSTORABLE.test(value);
+
+export const NOT_STORABLE = 'must not contain NUL characters or unpaired surrogates.';
+
+/** A string field: trimmed, at most `max` characters, storable (see isStorableText). */
+export const text = (max: number) =>
+  z
+    .string({ error: 'must be a string.' })
+    .refine(isStorableText, { error: NOT_STORABLE, abort: true })
+    .trim()
+    .max(max, { error: `must not be greater than ${max} characters.` });
+
+/** A required string field; blank (missing, null, empty or spaces only) is "required". */
+export const requiredText = (max = 5000) => z.preprocess(blankToUndefined, text(max));
+
+/** An optional string field; blank reads as absent. */
+export const optionalText = (max: number) => z.preprocess(blankToUndefined, text(max).optional());
 
 /** A number between min and max inclusive, from JSON or form strings. */
 export const numberBetween = (min: number, max: number) =>
@@ -48,27 +94,39 @@ export const numberBetween = (min: number, max: number) =>
       .max(max, { error: `must be between ${min} and ${max}.` }),
   );
 
-export const pageQuery = () =>
-  z.preprocess(
-    (v) => (typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : blankToUndefined(v)),
-    z.number({ error: 'must be a positive integer.' }).int({ error: 'must be a positive integer.' }).min(1, { error: 'must be a positive integer.' }),
-  );
+/**
+ * Where the validated input came from (C2): a path segment that is not a valid id names no resource (404);
+ * an id past MAX_ID in the query is an unknown id too (404), while inside a body it is an invalid
+ * selection (422).
+ */
+export type InputSource = 'body' | 'query' | 'path';
 
 /**
- * Validates `input` against `schema`; on failure throws a 422 AppError with one message per field.
- * `labels` overrides the label of a key (order-form fields use their `field_value`).
+ * Validates `input` against `schema`; on failure throws a 422 AppError with one message per field,
+ * or a 404 when the only problem is an id that cannot exist in the URL.
  */
-export function validate<S extends z.ZodType>(schema: S, input: unknown, labels: Record<string, string> = {}): z.output<S> {
+export function validate<S extends z.ZodType>(schema: S, input: unknown, source: InputSource = 'body'): z.output<S> {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
+  if (source === 'path') throw new AppError('not_found');
   const raw = (input ?? {}) as Record<string, unknown>;
   const messages = new Map<string, string>();
+  let unknownId = false;
   for (const issue of result.error.issues) {
     const key = String(issue.path[0] ?? '');
     if (messages.has(key)) continue;
-    const label = labels[key] ?? fieldLabel(key);
+    const label = fieldLabel(key);
+    if (issue.code === 'custom' && issue.params?.unknownId) {
+      if (source === 'query') {
+        unknownId = true;
+        continue;
+      }
+      messages.set(key, `The selected ${label} is invalid.`);
+      continue;
+    }
     const predicate = /^must |^is |^has /.test(issue.message) ? issue.message : 'is invalid.';
     messages.set(key, isBlank(raw[key]) ? `The ${label} field is required.` : `The ${label} field ${predicate}`);
   }
+  if (messages.size === 0 && unknownId) throw new AppError('not_found');
   throw validationError([...messages.values()]);
 }

@@ -2,6 +2,9 @@
  * Money arithmetic in integer cents: numeric(14,2) values arrive as strings and
  * are never handled as binary floats in a calculation.
  */
+/** The largest amount a money column (numeric(14,2)) holds. */
+export const MAX_MONEY = '999999999999.99';
+
 export function toCents(value: string | number): number {
   const text = typeof value === 'number' ? value.toFixed(2) : value;
   const match = /^(-)?(\d+)(?:\.(\d{1,2})\d*)?$/.exec(text.trim());

@@ -2,7 +2,7 @@ import { eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.js';
 import { accounts, balanceLedger } from '../../db/schema.js';
 import { randomSecret, sha256 } from '../../lib/crypto.js';
-import { fromCents, toCents } from '../../lib/money.js';
+import { fromCents, MAX_MONEY, toCents } from '../../lib/money.js';
 
 export type NewAccount = {
   firstname: string;
@@ -47,9 +47,12 @@ export async function createAccount(db: DbOrTx, input: NewAccount, given: Creden
   });
 }
 
+export type BalanceMove = { balance: string } | { refused: 'unknown_account' | 'below_zero' | 'above_maximum' };
+
 /**
  * Moves a balance by `amount` (signed) with its ledger row, in one statement so the two never diverge.
- * Returns the new balance, or null when the account does not exist or the balance would go below zero.
+ * The new balance must stay within 0..MAX_MONEY (the money column's range); otherwise nothing is written
+ * and the reason is returned.
  */
 export async function adjustBalance(
   db: DbOrTx,
@@ -57,19 +60,24 @@ export async function adjustBalance(
   amount: string,
   kind: 'deposit' | 'adjustment',
   reason: string,
-): Promise<string | null> {
+): Promise<BalanceMove> {
   const value = fromCents(toCents(amount));
-  const rows = await db.execute<{ balance: string }>(sql`
-    with moved as (
-      update ${accounts} set balance = balance + ${value}::numeric, updated_at = now()
-      where id = ${accountId} and balance + ${value}::numeric >= 0
-      returning id, balance
+  const [row] = await db.execute<{ next: string | null; balance: string | null }>(sql`
+    with target as (
+      select id, balance + ${value}::numeric as next from ${accounts} where id = ${accountId} for update
+    ), moved as (
+      update ${accounts} a set balance = t.next, updated_at = now()
+      from target t
+      where a.id = t.id and t.next >= 0 and t.next <= ${MAX_MONEY}::numeric
+      returning a.id, a.balance
     ), entry as (
       insert into ${balanceLedger} (account_id, amount, balance_after, kind, reason)
       select id, ${value}::numeric, balance, ${kind}, ${reason} from moved
     )
-    select balance from moved`);
-  return rows[0]?.balance ?? null;
+    select (select next::text from target) as next, (select balance from moved) as balance`);
+  if (row?.balance) return { balance: row.balance };
+  if (row?.next === null || row?.next === undefined) return { refused: 'unknown_account' };
+  return { refused: toCents(row.next) < 0 ? 'below_zero' : 'above_maximum' };
 }
 
 /** Issues a new Interface B api key for an account (the old one stops working at once). */

@@ -1,7 +1,6 @@
 import type { Context } from 'hono';
 import { readBody } from '../../http/body.js';
 import type { AppEnv } from '../../http/context.js';
-import { AppError } from '../../http/errors.js';
 import { pageObject, pageRequest } from '../../http/pagination.js';
 import { success } from '../../http/respond.js';
 import { validate } from '../../http/validation.js';
@@ -11,21 +10,18 @@ import {
   AdjustBalanceBody,
   CompleteOrderBody,
   CreateAccountBody,
+  IdParam,
   ImportCodesBody,
   ListOrdersQuery,
   RefundOrderBody,
+  UtrParam,
 } from './schemas.js';
 import { importCodes, listOrders, moveBalance, openAccount, refundForOperator } from './service.js';
 
 type Ctx = Context<AppEnv>;
 
-/** An id in the path that is not a positive integer names no resource: 404, like an unknown id (C2). */
-function pathId(c: Ctx): number {
-  const raw = c.req.param('id') ?? '';
-  const id = /^\d{1,9}$/.test(raw) ? Number(raw) : 0;
-  if (id < 1) throw new AppError('not_found');
-  return id;
-}
+const pathId = (c: Ctx): number => validate(IdParam, c.req.param(), 'path').id;
+const pathUtr = (c: Ctx): string => validate(UtrParam, c.req.param(), 'path').utr;
 
 /** `text/plain` is one code per line; anything else is read as a `{codes: [...]}` body. */
 async function readCodes(c: Ctx): Promise<unknown> {
@@ -59,7 +55,7 @@ export async function stockHandler(c: Ctx) {
 }
 
 export async function listOrdersHandler(c: Ctx) {
-  const query = validate(ListOrdersQuery, c.req.query());
+  const query = validate(ListOrdersQuery, c.req.query(), 'query');
   const page = pageRequest(query, 10);
   const { data, total } = await listOrders(c.var.services.db, { status: query.status, ...page });
   return success(c, pageObject(c, 'data', data, total, page));
@@ -67,10 +63,10 @@ export async function listOrdersHandler(c: Ctx) {
 
 export async function completeOrderHandler(c: Ctx) {
   const { note } = validate(CompleteOrderBody, await readBody(c));
-  return success(c, await completeTopUpOrder(c.var.services.db, c.req.param('utr') ?? '', note));
+  return success(c, await completeTopUpOrder(c.var.services.db, pathUtr(c), note));
 }
 
 export async function refundOrderHandler(c: Ctx) {
   const { reason } = validate(RefundOrderBody, await readBody(c));
-  return success(c, await refundForOperator(c.var.services.db, c.req.param('utr') ?? '', reason));
+  return success(c, await refundForOperator(c.var.services.db, pathUtr(c), reason));
 }

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { pageQuery, requiredText } from '../../http/validation.js';
+import { id, pageQuery, requiredText, text } from '../../http/validation.js';
 import { ORDER_STATUS, type OrderStatus } from '../orders/state.js';
 
 /** Money as a JSON number or a string with at most two decimals; `signed` allows a leading minus. */
@@ -31,7 +31,7 @@ export const AdjustBalanceBody = z.object({
 
 export const ImportCodesBody = z.object({
   codes: z
-    .array(z.string({ error: 'must be a list of strings.' }).trim().min(1).max(500), { error: 'must be a list of strings.' })
+    .array(text(500).min(1, { error: 'must not contain blank codes.' }), { error: 'must be a list of strings.' })
     .min(1)
     .max(10_000, { error: 'must not have more than 10000 items.' }),
 });
@@ -42,8 +42,7 @@ const STATUS_BY_NAME: Record<string, OrderStatus> = {
 };
 
 export const ListOrdersQuery = z.object({
-  status: z
-    .string()
+  status: text(20)
     .transform((v, ctx) => {
       const status = STATUS_BY_NAME[v.trim().toLowerCase()];
       if (status === undefined) {
@@ -60,3 +59,9 @@ export const ListOrdersQuery = z.object({
 export const CompleteOrderBody = z.object({ note: requiredText(1000).optional() });
 
 export const RefundOrderBody = z.object({ reason: requiredText(1000) });
+
+/** A resource id in the path: anything but an id that can exist names no resource (404). */
+export const IdParam = z.object({ id: id() });
+
+/** An order number in the path. */
+export const UtrParam = z.object({ utr: text(32).regex(/^[A-Z0-9]+$/) });

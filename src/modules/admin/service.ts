@@ -2,12 +2,12 @@ import { QueueEvents } from 'bullmq';
 import { count, desc, eq, inArray } from 'drizzle-orm';
 import { Redis } from 'ioredis';
 import type { Db } from '../../db/client.js';
-import { accounts, orderLines, orders } from '../../db/schema.js';
+import { orderLines, orders } from '../../db/schema.js';
 import type { Config } from '../../env.js';
 import type { Services } from '../../http/context.js';
-import { AppError } from '../../http/errors.js';
+import { AppError, validationError } from '../../http/errors.js';
 import { isoMicros } from '../../lib/time.js';
-import { moneyNumber, toCents } from '../../lib/money.js';
+import { MAX_MONEY, moneyNumber, toCents } from '../../lib/money.js';
 import { adjustBalance, createAccount, type AccountCredentials } from '../accounts/service.js';
 import { refundOrder } from '../fulfilment/refund.js';
 import { restockCardService } from '../fulfilment/service.js';
@@ -34,11 +34,11 @@ export async function openAccount(db: Db, config: Config, input: NewOperatorAcco
 
 /** Credits (amount > 0) or debits an account through the ledger; the balance never goes below zero. */
 export async function moveBalance(db: Db, accountId: number, amount: string, reason: string): Promise<{ balance: number }> {
-  const [account] = await db.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, accountId));
-  if (!account) throw new AppError('not_found');
-  const balance = await adjustBalance(db, accountId, amount, toCents(amount) > 0 ? 'deposit' : 'adjustment', reason);
-  if (balance === null) throw new AppError('balance_below_zero');
-  return { balance: moneyNumber(balance) };
+  const moved = await adjustBalance(db, accountId, amount, toCents(amount) > 0 ? 'deposit' : 'adjustment', reason);
+  if ('balance' in moved) return { balance: moneyNumber(moved.balance) };
+  if (moved.refused === 'unknown_account') throw new AppError('not_found');
+  if (moved.refused === 'below_zero') throw new AppError('balance_below_zero');
+  throw validationError([`The amount field must not take the balance above ${MAX_MONEY}.`]);
 }
 
 export type ImportResult = { added: number; skipped: number; fulfilled_orders: number | null };

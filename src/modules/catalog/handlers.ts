@@ -72,7 +72,7 @@ export async function getCategories(c: Ctx) {
 
 /** A3 GET top-up/list */
 export async function getTopUpList(c: Ctx) {
-  const query = validate(topUpListQuery, c.req.query());
+  const query = validate(topUpListQuery, c.req.query(), 'query');
   await requireCategory(c, query.category_id, 'top_up');
   const page = pageRequest(query, TOP_UPS_PER_PAGE);
   const { rows, total } = await cached(c, `top-ups:${query.category_id}:${page.perPage}:${page.page}`, (db) =>
@@ -84,7 +84,7 @@ export async function getTopUpList(c: Ctx) {
 
 /** A4 GET top-up/details */
 export async function getTopUpDetails(c: Ctx) {
-  const { slug } = validate(topUpDetailsQuery, c.req.query());
+  const { slug } = validate(topUpDetailsQuery, c.req.query(), 'query');
   const { db } = c.var.services;
   const topUp = await cached(c, `top-up:slug:${slug}`, (db) => findTopUpBySlug(db, slug));
   if (!topUp) throw new AppError('not_found');
@@ -108,7 +108,7 @@ export async function getTopUpDetails(c: Ctx) {
 
 /** A5 GET topup/services */
 export async function getTopUpServices(c: Ctx) {
-  const { top_up_id } = validate(topUpServicesQuery, c.req.query());
+  const { top_up_id } = validate(topUpServicesQuery, c.req.query(), 'query');
   if (top_up_id !== undefined && !(await cached(c, `top-up:${top_up_id}`, (db) => findTopUp(db, top_up_id)))) {
     throw new AppError('not_found');
   }
@@ -121,7 +121,7 @@ export async function getTopUpServices(c: Ctx) {
 
 /** A9 GET get-card */
 export async function getCards(c: Ctx) {
-  const { category_id } = validate(cardListQuery, c.req.query());
+  const { category_id } = validate(cardListQuery, c.req.query(), 'query');
   await requireCategory(c, category_id, 'card');
   const rows = await cached(c, `cards:${category_id}`, (db) => listCards(db, category_id));
   const urls = urlsFor(c);
@@ -130,7 +130,7 @@ export async function getCards(c: Ctx) {
 
 /** A10 GET card/details */
 export async function getCardDetails(c: Ctx) {
-  const { card_id } = validate(cardDetailsQuery, c.req.query());
+  const { card_id } = validate(cardDetailsQuery, c.req.query(), 'query');
   const card = await cached(c, `card:${card_id}`, (db) => findCard(db, card_id));
   if (!card) throw new AppError('not_found');
   const [services, gateways] = await Promise.all([
@@ -147,7 +147,7 @@ export async function getCardDetails(c: Ctx) {
 
 /** A11 GET card/services */
 export async function getCardServices(c: Ctx) {
-  const { card_id } = validate(cardServicesQuery, c.req.query());
+  const { card_id } = validate(cardServicesQuery, c.req.query(), 'query');
   if (card_id !== undefined && !(await cached(c, `card:${card_id}`, (db) => findCard(db, card_id)))) throw new AppError('not_found');
   const services = await cached(c, `card-services:${card_id ?? 'all'}`, (db) =>
     activeCardServices(db, card_id === undefined ? undefined : [card_id]),

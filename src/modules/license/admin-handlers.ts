@@ -24,7 +24,7 @@ export async function createPurchaseHandler(c: Ctx) {
 
 /** POST /admin/accounts/:id/api-key: a new Interface B key; the old one stops working at once. */
 export async function rotateApiKeyHandler(c: Ctx) {
-  const { id } = validate(accountIdParam, c.req.param());
+  const { id } = validate(accountIdParam, c.req.param(), 'path');
   const apiKey = await rotateApiKey(c.var.services.db, id);
   if (!apiKey) throw new AppError('not_found', 'Account not found.');
   return success(c, { id, apiKey });

@@ -4,6 +4,7 @@ import type { AppEnv, Services } from '../../http/context.js';
 import { AppError, isDependencyDown } from '../../http/errors.js';
 import { readBody } from '../../http/body.js';
 import { assetUrl } from '../../http/urls.js';
+import { isBlank, validate } from '../../http/validation.js';
 import { consumeAll, createLimiter, type Limiter } from '../../lib/rate-limit.js';
 import { bearerToken } from '../auth/middleware.js';
 import { licenseError, SHARED_FAILURES } from './messages.js';
@@ -49,11 +50,18 @@ export async function allItems(c: Ctx) {
 /** B3 GET items/item?item_id=: one of the key owner's items. */
 export async function oneItem(c: Ctx) {
   const account = await authenticate(c);
-  const query = itemQuery.safeParse(c.req.query());
-  if (!query.success) throw licenseError(c, 'invalid_item_id');
-  const item = await findItem(c.var.services.db, account.id, query.data.item_id);
+  const item = await findItem(c.var.services.db, account.id, itemId(c));
   if (!item) throw licenseError(c, 'item_not_found');
   return c.json({ status: 'success', item: presentItem(item, asset(c)) });
+}
+
+/** `item_id` of the query: not a positive integer → invalid; one past the id range names no item (C2). */
+function itemId(c: Ctx): number {
+  try {
+    return validate(itemQuery, c.req.query(), 'query').item_id;
+  } catch (err) {
+    throw licenseError(c, err instanceof AppError && err.code === 'not_found' ? 'item_not_found' : 'invalid_item_id');
+  }
 }
 
 export type ValidationLimiters = { perKey: Limiter; perIp: Limiter };
@@ -81,8 +89,9 @@ export function validatePurchase(limiters: ValidationLimiters) {
     ]);
     if (wait > 0) throw licenseError(c, 'rate_limited', { 'Retry-After': String(wait) });
 
-    const input = validationBody.safeParse({ purchase_code: body.purchase_code ?? c.req.query('purchase_code') });
-    if (!input.success) throw licenseError(c, 'missing_purchase_code');
+    const presented = body.purchase_code ?? c.req.query('purchase_code');
+    const input = validationBody.safeParse({ purchase_code: presented });
+    if (!input.success) throw licenseError(c, typeof presented === 'string' && !isBlank(presented) ? 'malformed_purchase_code' : 'missing_purchase_code');
     const code = input.data.purchase_code;
     const found = await findPurchase(c.var.services.db, account.id, code);
     if (!found) throw licenseError(c, 'invalid_purchase_code');

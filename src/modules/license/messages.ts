@@ -29,6 +29,11 @@ const CONDITIONS = {
     en: 'Invalid request: the purchase_code parameter is required.',
     es: 'Solicitud no válida: el parámetro purchase_code es obligatorio.',
   },
+  malformed_purchase_code: {
+    code: 'validation',
+    en: 'Invalid request: purchase_code must be text of at most 200 characters, without NUL characters.',
+    es: 'Solicitud no válida: purchase_code debe ser un texto de hasta 200 caracteres, sin caracteres NUL.',
+  },
   no_items_found: { code: 'not_found', en: 'No items found.', es: 'No se encontraron artículos.' },
   item_not_found: { code: 'not_found', en: 'Item not found.', es: 'Artículo no encontrado.' },
   invalid_purchase_code: { code: 'not_found', en: 'Invalid purchase code.', es: 'Código de compra no válido.' },

@@ -1,25 +1,19 @@
 import { z } from '@hono/zod-openapi';
-import { positiveInt, requiredText } from '../../http/validation.js';
+import { id, optionalText, requiredText, text } from '../../http/validation.js';
 
 /** The api key may also come as a body field, `X-API-Key` or `Authorization: Bearer` (C12). */
 const apiKey = z.string().optional().openapi({ description: 'The account api key (or send X-API-Key / Authorization: Bearer)' });
 
 export const apiKeyQuery = z.object({ api_key: apiKey });
 
-export const itemQuery = z.object({ api_key: apiKey, item_id: positiveInt() });
+export const itemQuery = z.object({ api_key: apiKey, item_id: id() });
 
 export const validationBody = z.object({ api_key: apiKey, purchase_code: requiredText(200) });
 
 // ── operator requests (C13 envelope, C4 messages) ──
 
-const optionalText = (max: number) =>
-  z.preprocess(
-    (v) => (v === '' || v === null ? undefined : v),
-    z.string({ error: 'must be a string.' }).trim().max(max, { error: `must not be greater than ${max} characters.` }).optional(),
-  );
-
 const listError = { error: 'must be a list of strings.' };
-const textList = z.array(z.string(listError).trim().min(1, listError), listError).optional();
+const textList = z.array(text(500).min(1, listError), listError).optional();
 
 /** Money as a JSON number or a numeric string, at most 2 decimals, not negative. */
 const money = () =>
@@ -32,14 +26,14 @@ const isoTimestamp = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 
 
 export const createItemBody = z
   .object({
-    account_id: positiveInt(),
+    account_id: id(),
     name: requiredText(200),
     description: optionalText(20000),
     category: requiredText(120),
     sub_category: optionalText(120),
     options: textList,
     version: requiredText(40).pipe(z.string().regex(/^\d+(\.\d+)*$/, { error: 'must be a dotted version number.' })),
-    demo_link: z.url({ error: 'must be a valid URL.' }).optional(),
+    demo_link: optionalText(2000).pipe(z.url({ error: 'must be a valid URL.' }).optional()),
     tags: textList,
     media_kind: z.enum(['image', 'audio', 'video'], { error: 'must be one of image, audio, video.' }),
     thumbnail: requiredText(500),
@@ -60,7 +54,7 @@ export const createItemBody = z
   });
 
 export const createPurchaseBody = z.object({
-  item_id: positiveInt(),
+  item_id: id(),
   purchase_code: optionalText(200).pipe(z.string().min(8, { error: 'must be at least 8 characters.' }).optional()),
   license_type: optionalText(40),
   price: money().optional(),
@@ -68,4 +62,4 @@ export const createPurchaseBody = z.object({
   downloaded: z.boolean({ error: 'must be true or false.' }).optional(),
 });
 
-export const accountIdParam = z.object({ id: positiveInt() });
+export const accountIdParam = z.object({ id: id() });

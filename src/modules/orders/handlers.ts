@@ -122,7 +122,7 @@ export async function makeCardOrder(c: Context<AppEnv>) {
 /** A15/A16 (+ C1 aliases): the caller's orders of one kind. */
 export function listOrdersHandler(kind: ProductKind) {
   return async (c: Context<AppEnv>) => {
-    const query = validate(orderListQuery, c.req.query());
+    const query = validate(orderListQuery, c.req.query(), 'query');
     const page = pageRequest(query, 10);
     const { db, config } = c.var.services;
     const { total, entries } = await listOrders(db, c.var.account.id, kind, page, (sealed) =>

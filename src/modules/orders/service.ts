@@ -3,7 +3,7 @@ import { and, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.js';
 import { cardServices, cards, idempotencyKeys, topUpServices, topUps, type OrderField, type ProductKind } from '../../db/schema.js';
 import { AppError, validationError } from '../../http/errors.js';
-import { isBlank } from '../../http/validation.js';
+import { isBlank, isStorableText, NOT_STORABLE } from '../../http/validation.js';
 import { sha256 } from '../../lib/crypto.js';
 import { ORDER_STATUS } from './state.js';
 
@@ -41,6 +41,8 @@ export async function checkTopUpOrder(db: DbOrTx, input: TopUpOrderRequest) {
     const value = typeof raw === 'number' ? String(raw) : raw;
     if (isBlank(value) || typeof value !== 'string') {
       messages.push(`The ${field.field_value} field is required.`);
+    } else if (!isStorableText(value)) {
+      messages.push(`The ${field.field_value} field ${NOT_STORABLE}`);
     } else if (field.field_type === 'select' && !Object.hasOwn(field.option ?? {}, value)) {
       messages.push(`The selected ${field.field_value} is invalid.`);
     } else if (value.length > 255) {

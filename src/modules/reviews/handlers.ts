@@ -33,13 +33,13 @@ async function listFor(c: Ctx, kind: ProductKind, productId: number, page: numbe
 
 /** A7 GET topup/review */
 export async function getTopUpReviews(c: Ctx) {
-  const query = validate(topUpReviewListQuery, c.req.query());
+  const query = validate(topUpReviewListQuery, c.req.query(), 'query');
   return listFor(c, 'top_up', query.top_up_id, query.page, {});
 }
 
 /** A13 GET card/review: card reviews name their reviewer's id. */
 export async function getCardReviews(c: Ctx) {
-  const query = validate(cardReviewListQuery, c.req.query());
+  const query = validate(cardReviewListQuery, c.req.query(), 'query');
   return listFor(c, 'card', query.card_id, query.page, { userId: true });
 }
 

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { sha256 } from './crypto.js';
 
 export type Limiter = RateLimiterRedis;
 
@@ -18,9 +19,17 @@ export function createLimiter(redis: Redis, keyPrefix: string, points: number, d
   });
 }
 
+/**
+ * What a limit counts: the parts that identify it (a public key and an address, say). Redis sees only
+ * their digest, never a header value: a secret pasted into the wrong header does not end up in a key.
+ */
+export type LimitCheck = [Limiter, ...parts: string[]];
+
+const keyOf = (parts: string[]) => sha256(parts.join('\n')).toString('base64url');
+
 /** Seconds until every key is allowed again, or 0 when none of them is over its limit. */
-export async function blockedForSeconds(checks: Array<[Limiter, string]>): Promise<number> {
-  const states = await Promise.all(checks.map(([limiter, key]) => limiter.get(key)));
+export async function blockedForSeconds(checks: LimitCheck[]): Promise<number> {
+  const states = await Promise.all(checks.map(([limiter, ...parts]) => limiter.get(keyOf(parts))));
   let wait = 0;
   states.forEach((state, i) => {
     if (state && state.consumedPoints >= checks[i]![0].points) wait = Math.max(wait, Math.ceil(state.msBeforeNext / 1000));
@@ -29,8 +38,8 @@ export async function blockedForSeconds(checks: Array<[Limiter, string]>): Promi
 }
 
 /** Counts one attempt against every key; returns the seconds to wait when any limit is exceeded, else 0. */
-export async function consumeAll(checks: Array<[Limiter, string]>): Promise<number> {
-  const outcomes = await Promise.allSettled(checks.map(([limiter, key]) => limiter.consume(key)));
+export async function consumeAll(checks: LimitCheck[]): Promise<number> {
+  const outcomes = await Promise.allSettled(checks.map(([limiter, ...parts]) => limiter.consume(keyOf(parts))));
   let wait = 0;
   for (const outcome of outcomes) {
     if (outcome.status === 'rejected') {

@@ -2,18 +2,19 @@ import type { Context } from 'hono';
 import { clientIp } from '../../http/client-ip.js';
 import type { AppEnv } from '../../http/context.js';
 import { AppError } from '../../http/errors.js';
-import { blockedForSeconds, consumeAll, createLimiter, type Limiter } from '../../lib/rate-limit.js';
+import { blockedForSeconds, consumeAll, createLimiter, type Limiter, type LimitCheck } from '../../lib/rate-limit.js';
 import type { Services } from '../../http/context.js';
 import { isoMicros } from '../../lib/time.js';
 import { exchangeKeyPair } from './service.js';
 
-export type AuthLimiters = { perKey: Limiter; perIp: Limiter };
+/** Failed exchanges per (public key, client address) and per client address (C3). */
+export type AuthLimiters = { perKeyAndAddress: Limiter; perAddress: Limiter };
 
 export function createAuthLimiters({ redis, config }: Services): AuthLimiters {
   const prefix = `${config.BULLMQ_PREFIX}:auth-failures`;
   return {
-    perKey: createLimiter(redis, `${prefix}:key`, config.AUTH_FAILURES_PER_KEY, config.AUTH_FAILURE_WINDOW_SECONDS),
-    perIp: createLimiter(redis, `${prefix}:ip`, config.AUTH_FAILURES_PER_IP, config.AUTH_FAILURE_WINDOW_SECONDS),
+    perKeyAndAddress: createLimiter(redis, `${prefix}:key`, config.AUTH_FAILURES_PER_KEY, config.AUTH_FAILURE_WINDOW_SECONDS),
+    perAddress: createLimiter(redis, `${prefix}:ip`, config.AUTH_FAILURES_PER_IP, config.AUTH_FAILURE_WINDOW_SECONDS),
   };
 }
 
@@ -28,9 +29,11 @@ export function generateTokenHandler(limiters: AuthLimiters) {
     ];
     if (missing.length) throw new AppError('validation', missing);
 
-    const checks: Array<[Limiter, string]> = [
-      [limiters.perKey, publicKey.slice(0, 128)],
-      [limiters.perIp, clientIp(c)],
+    // Someone failing with another's public key uses up only their own address's attempts.
+    const address = clientIp(c);
+    const checks: LimitCheck[] = [
+      [limiters.perKeyAndAddress, publicKey, address],
+      [limiters.perAddress, address],
     ];
     const wait = await blockedForSeconds(checks);
     if (wait > 0) throw new AppError('rate_limited', undefined, { 'Retry-After': String(wait) });

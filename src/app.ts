@@ -93,7 +93,7 @@ export function createApp(services: Services) {
     if (err instanceof HTTPException && err.status < 500) {
       return failure(c, new AppError(err.status === 413 ? 'payload_too_large' : 'bad_request'));
     }
-    services.logger.error('unexpected error', { requestId: c.var.requestId, method: c.req.method, path: c.req.path, err });
+    services.logger.error({ requestId: c.var.requestId, method: c.req.method, path: c.req.path, err }, 'unexpected error');
     return failure(c, new AppError(isDependencyDown(err) ? 'unavailable' : 'internal'));
   });
 

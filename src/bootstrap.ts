@@ -1,39 +1,179 @@
+import { Redis } from 'ioredis';
+import postgres from 'postgres';
+import { connectDatabase } from './db/client.js';
 import { ensureDatabase, migrateDatabase } from './db/migrate.js';
-import { ConfigError, loadConfig, type Config } from './env.js';
+import { ConfigError, generateCodeEncryptionKey, parseEnv, readCodeEncryptionKey, withKey, type Config, type Env } from './env.js';
 import type { Services } from './http/context.js';
+import { adoptCodeKey, storedKeyFingerprint } from './modules/inventory/code-key.js';
 import { createServices } from './services.js';
 
-/** Loads configuration or exits with a message naming the wrong variable. */
-export function loadConfigOrExit(): Config {
-  try {
-    return loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
-      process.exit(1);
-    }
-    throw err;
+/** A problem that stops the process at start, said in one line naming the variable (C20). */
+export class StartupError extends Error {}
+
+/** How a connection failure reads in that one line: where it tried to connect, and why it could not. */
+export function describeConnectionError(url: string, err: unknown): string {
+  const target = new URL(url);
+  const where = `${target.hostname}:${target.port || (target.protocol.startsWith('redis') ? 6379 : 5432)}`;
+  const { code, message } = err as { code?: string; message?: string };
+  switch (code) {
+    case 'ECONNREFUSED':
+      return `cannot connect to ${where} (connection refused)`;
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `cannot resolve the host ${target.hostname}`;
+    case 'CONNECT_TIMEOUT':
+    case 'ETIMEDOUT':
+      return `cannot connect to ${where} (timed out)`;
+    case '28P01':
+    case '28000':
+      return `${where} refused the credentials (${message})`;
+    case '3D000':
+      return `${message} on ${where}: run \`npm run db:migrate\` (or \`npm start\`) to create it`;
+    default:
+      return `cannot use ${where}: ${message ?? String(err)}`;
   }
 }
 
-/** Every entry point starts the same way: configuration, database (created and migrated), connections. */
-export async function bootstrap(config: Config = loadConfigOrExit()): Promise<Services> {
-  await ensureDatabase(config.DATABASE_URL);
-  await migrateDatabase(config.DATABASE_URL);
+async function atStart<T>(variable: string, url: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof StartupError) throw err;
+    throw new StartupError(`${variable}: ${describeConnectionError(url, err)}`);
+  }
+}
+
+/** Redis answers a PING within a few seconds, or the start fails naming REDIS_URL. */
+async function requireRedis(url: string): Promise<void> {
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 3000, retryStrategy: () => null });
+  let lastError: unknown;
+  redis.on('error', (err) => (lastError = err));
+  try {
+    await atStart('REDIS_URL', url, async () => {
+      await redis.connect().catch((err) => {
+        throw lastError ?? err;
+      });
+      await redis.ping();
+    });
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** Operator tools use the database as it is: one that is missing or not migrated is an error, never created. */
+async function requireMigratedDatabase(url: string): Promise<void> {
+  const sql = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+  try {
+    const [row] = await sql<{ migrated: boolean }[]>`select to_regclass('public.orders') is not null as migrated`;
+    if (!row?.migrated) {
+      throw new StartupError('DATABASE_URL: the database has no tables yet: run `npm run db:migrate` (or `npm start`) first');
+    }
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
+}
+
+/**
+ * The key that seals card codes (C20): from the environment or its file; generated only for a database
+ * that holds no fingerprint yet; refused when it is not the key that sealed the stored codes.
+ */
+async function resolveCodeKey(env: Env): Promise<Buffer> {
+  const database = connectDatabase(env.DATABASE_URL, 1);
+  try {
+    const found = readCodeEncryptionKey(env);
+    if (!found) {
+      const stored = await storedKeyFingerprint(database.db);
+      if (stored) {
+        throw new StartupError(
+          `CODE_ENCRYPTION_KEY_FILE: ${env.CODE_ENCRYPTION_KEY_FILE} is missing, but the stored card codes are sealed with the key ${stored}: restore the file or set CODE_ENCRYPTION_KEY`,
+        );
+      }
+    }
+    const key = found?.key ?? generateCodeEncryptionKey(env);
+    const check = await adoptCodeKey(database.db, key);
+    if (!check.ok) {
+      const variable = found?.source ?? 'CODE_ENCRYPTION_KEY_FILE';
+      throw new StartupError(
+        `${variable}: the key ${check.presented} is not the key that sealed the stored card codes (${check.stored}); start with the original key`,
+      );
+    }
+    return key;
+  } finally {
+    await database.close();
+  }
+}
+
+export type BootstrapOptions = {
+  /** The service and `db:migrate` create and migrate the database; operator tools never do. */
+  prepareDatabase: boolean;
+};
+
+/** Every entry point starts the same way: configuration, database, Redis, the code key, then connections. */
+export async function bootstrap({ prepareDatabase }: BootstrapOptions): Promise<Services> {
+  let env: Env;
+  try {
+    env = parseEnv();
+  } catch (err) {
+    throw err instanceof ConfigError ? new StartupError(err.message) : err;
+  }
+  const url = env.DATABASE_URL;
+  await atStart('DATABASE_URL', url, async () => {
+    if (prepareDatabase) {
+      await ensureDatabase(url);
+      await migrateDatabase(url);
+    } else {
+      await requireMigratedDatabase(url);
+    }
+  });
+  await requireRedis(env.REDIS_URL);
+  let config: Config;
+  try {
+    config = withKey(env, await atStart('DATABASE_URL', url, () => resolveCodeKey(env)));
+  } catch (err) {
+    throw err instanceof ConfigError ? new StartupError(err.message) : err;
+  }
   return createServices(config);
 }
 
-/** Runs `stop` once on SIGINT/SIGTERM, then exits. */
-export function onShutdown(stop: () => Promise<void>): void {
+/**
+ * Runs an entry point's start. A StartupError is printed as its one line; anything else unexpected at
+ * start is one line too (no stack trace). Either way the process exits with code 1.
+ */
+export async function startOrExit<T>(start: () => Promise<T>): Promise<T> {
+  try {
+    return await start();
+  } catch (err) {
+    const line = err instanceof StartupError ? err.message : `start failed: ${err instanceof Error ? err.message : String(err)}`;
+    process.stderr.write(`${line}\n`);
+    process.exit(1);
+  }
+}
+
+/**
+ * SIGTERM or SIGINT runs `stop` once (C20): it gets a deadline `timeoutMs` away and should finish by it;
+ * at the deadline the process exits anyway, so an unreachable PostgreSQL or Redis never holds it. Work
+ * left unfinished (a job mid-way) is picked up again elsewhere: every job handler is idempotent.
+ * A second signal exits at once.
+ */
+export function onShutdown(timeoutMs: number, stop: (deadline: number) => Promise<void>): void {
   let stopping = false;
-  const handler = (signal: string) => {
-    if (stopping) return;
+  const handler = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      process.stderr.write(`${signal} received again, exiting now\n`);
+      process.exit(signal === 'SIGINT' ? 130 : 143);
+    }
     stopping = true;
-    process.stderr.write(`${signal} received, shutting down\n`);
-    stop().then(
+    process.stderr.write(`${signal} received, shutting down (at most ${timeoutMs} ms)\n`);
+    const deadline = Date.now() + timeoutMs;
+    const timer = setTimeout(() => {
+      process.stderr.write('shutdown deadline reached, exiting\n');
+      process.exit(0);
+    }, timeoutMs);
+    stop(deadline).then(
       () => process.exit(0),
       (err) => {
-        process.stderr.write(`shutdown failed: ${String(err)}\n`);
+        clearTimeout(timer);
+        process.stderr.write(`shutdown failed: ${err instanceof Error ? err.message : String(err)}\n`);
         process.exit(1);
       },
     );

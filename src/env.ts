@@ -8,14 +8,23 @@ const booleanFlag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
 
-const positiveInt = z.coerce.number().int().positive();
+const positiveInt = z.coerce
+  .number({ error: 'must be a number' })
+  .int({ error: 'must be a whole number' })
+  .positive({ error: 'must be greater than 0' });
+
+/** A URL of one of `schemes`, e.g. `postgres:` (a MySQL URL in DATABASE_URL is named as such at start). */
+const urlOf = (...schemes: string[]) =>
+  z.url().refine((url) => schemes.includes(new URL(url).protocol), {
+    message: `must be a ${schemes.map((s) => `${s}//`).join(' or ')} URL`,
+  });
 
 const EnvSchema = z.object({
-  DATABASE_URL: z.url().default('postgres://postgres@127.0.0.1:5432/topup'),
+  DATABASE_URL: urlOf('postgres:', 'postgresql:').default('postgres://postgres@127.0.0.1:5432/topup'),
   DATABASE_POOL_SIZE: positiveInt.default(16),
-  REDIS_URL: z.url().default('redis://127.0.0.1:6379'),
+  REDIS_URL: urlOf('redis:', 'rediss:').default('redis://127.0.0.1:6379'),
   BULLMQ_PREFIX: z.string().min(1).default('topup'),
-  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  PORT: z.coerce.number({ error: 'must be a number' }).int({ error: 'must be a whole number' }).min(0).max(65535, { error: 'must be at most 65535' }).default(3000),
   HOST: z.string().min(1).default('0.0.0.0'),
   PUBLIC_BASE_URL: z.url().optional(),
   TOKEN_TTL_SECONDS: positiveInt.default(86400),
@@ -42,6 +51,7 @@ const EnvSchema = z.object({
   TOPUP_PROVIDER: z.enum(['manual', 'http']).default('manual'),
   TOPUP_PROVIDER_URL: z.url().optional(),
   TOPUP_PROVIDER_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
 });
 
@@ -52,6 +62,7 @@ export type Config = Omit<Env, 'CODE_ENCRYPTION_KEY'> & {
   codeEncryptionKey: Buffer;
 };
 
+/** A configuration problem: one line per variable, `NAME: what is wrong`. */
 export class ConfigError extends Error {}
 
 /** Parses the environment; a wrong value throws a ConfigError naming the variable. */
@@ -60,49 +71,55 @@ export function parseEnv(source: Record<string, string | undefined> = process.en
   const cleaned = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ''));
   const result = EnvSchema.safeParse(cleaned);
   if (!result.success) {
-    const lines = result.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
-    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+    throw new ConfigError(result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('\n'));
   }
   const env = result.data;
   if (env.TOPUP_PROVIDER === 'http' && (!env.TOPUP_PROVIDER_URL || !env.TOPUP_PROVIDER_SECRET)) {
-    throw new ConfigError(
-      'Invalid configuration:\n  TOPUP_PROVIDER_URL, TOPUP_PROVIDER_SECRET: required when TOPUP_PROVIDER=http',
-    );
+    throw new ConfigError('TOPUP_PROVIDER_URL, TOPUP_PROVIDER_SECRET: required when TOPUP_PROVIDER=http');
   }
   return env;
 }
 
+const KEY_HEX = /^[0-9a-fA-F]{64}$/;
+
 /**
- * Reads the card-code key from CODE_ENCRYPTION_KEY, else from CODE_ENCRYPTION_KEY_FILE,
- * generating and storing a fresh one there on first start (mode 0600) so a plain
- * `npm start` works. Losing the file makes stored codes unreadable: back it up.
+ * The card-code key from CODE_ENCRYPTION_KEY, else from CODE_ENCRYPTION_KEY_FILE, or null when neither
+ * holds one. Which variable supplied it is returned too, so a mismatch at start can name it.
  */
-export function resolveCodeEncryptionKey(env: Env): Buffer {
-  if (env.CODE_ENCRYPTION_KEY) return Buffer.from(env.CODE_ENCRYPTION_KEY, 'hex');
+export function readCodeEncryptionKey(env: Env): { key: Buffer; source: string } | null {
+  if (env.CODE_ENCRYPTION_KEY) return { key: Buffer.from(env.CODE_ENCRYPTION_KEY, 'hex'), source: 'CODE_ENCRYPTION_KEY' };
   const file = resolve(env.CODE_ENCRYPTION_KEY_FILE);
-  if (existsSync(file)) {
-    const hex = readFileSync(file, 'utf8').trim();
-    if (!/^[0-9a-fA-F]{64}$/.test(hex)) {
-      throw new ConfigError(`Invalid configuration:\n  CODE_ENCRYPTION_KEY_FILE: ${file} does not hold 64 hex characters`);
-    }
-    return Buffer.from(hex, 'hex');
-  }
+  if (!existsSync(file)) return null;
+  const hex = readFileSync(file, 'utf8').trim();
+  if (!KEY_HEX.test(hex)) throw new ConfigError(`CODE_ENCRYPTION_KEY_FILE: ${file} does not hold 64 hex characters`);
+  return { key: Buffer.from(hex, 'hex'), source: 'CODE_ENCRYPTION_KEY_FILE' };
+}
+
+/**
+ * Generates a fresh key into CODE_ENCRYPTION_KEY_FILE (mode 0600), so a plain `npm start` works on a new
+ * installation. Another process creating the file first wins: its key is used.
+ */
+export function generateCodeEncryptionKey(env: Env): Buffer {
+  const file = resolve(env.CODE_ENCRYPTION_KEY_FILE);
   mkdirSync(dirname(file), { recursive: true });
   const hex = randomBytes(32).toString('hex');
   try {
     writeFileSync(file, `${hex}\n`, { mode: 0o600, flag: 'wx' });
   } catch (err) {
-    // Another process sharing the file created it first: use theirs.
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return resolveCodeEncryptionKey(env);
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return readCodeEncryptionKey(env)!.key;
     throw err;
   }
   chmodSync(file, 0o600);
   return Buffer.from(hex, 'hex');
 }
 
+export function withKey(env: Env, codeEncryptionKey: Buffer): Config {
+  const { CODE_ENCRYPTION_KEY: _fromEnv, ...rest } = env;
+  return Object.freeze({ ...rest, codeEncryptionKey });
+}
+
+/** Configuration for tools and tests that do not start the service (no fingerprint check). */
 export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
-  const parsed = parseEnv(source);
-  const codeEncryptionKey = resolveCodeEncryptionKey(parsed);
-  const { CODE_ENCRYPTION_KEY: _fromEnv, ...env } = parsed;
-  return Object.freeze({ ...env, codeEncryptionKey });
+  const env = parseEnv(source);
+  return withKey(env, readCodeEncryptionKey(env)?.key ?? generateCodeEncryptionKey(env));
 }

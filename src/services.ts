@@ -2,7 +2,8 @@ import { Redis } from 'ioredis';
 import { connectDatabase } from './db/client.js';
 import type { Config } from './env.js';
 import type { Services } from './http/context.js';
-import { createLogger } from './lib/logger.js';
+import { until } from './lib/deadline.js';
+import { connectionErrors, createLogger } from './lib/logger.js';
 import { SharedCache } from './lib/shared-cache.js';
 import { createQueues } from './queues/index.js';
 
@@ -11,12 +12,13 @@ export function createServices(config: Config): Services {
   const database = connectDatabase(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
   const redis = new Redis(config.REDIS_URL, { lazyConnect: false, enableOfflineQueue: true });
   const logger = createLogger(config.LOG_LEVEL);
-  redis.on('error', (err) => logger.warn('redis connection error', { err }));
+  redis.on('error', connectionErrors(logger, {}, 'redis connection error'));
   // Producers fail fast when Redis is down (the order is committed already and the reconciler
   // enqueues it later), so they get their own connection with a bounded retry per command.
   const queueConnection = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
   queueConnection.on('error', () => {});
   const queues = createQueues(queueConnection, config.BULLMQ_PREFIX);
+  for (const queue of queues.all) queue.on('error', connectionErrors(logger, { queue: queue.name }, 'queue connection error'));
   const subscriber = new Redis(config.REDIS_URL);
   subscriber.on('error', () => {});
   // Short-lived on purpose: counters such as offered_sell and sell_count change with every sale
@@ -31,13 +33,14 @@ export function createServices(config: Config): Services {
     logger,
     catalogCache,
     tokenCache,
-    close: async () => {
+    close: async (deadline = Date.now() + 5000) => {
       catalogCache.close();
       tokenCache.close();
-      await queues.close();
+      // Closing a queue waits for Redis; an unreachable Redis must not hold the stop past its deadline.
+      await until(deadline, queues.close());
       queueConnection.disconnect();
       redis.disconnect();
-      await database.close();
+      await database.close(deadline);
     },
   };
 }

@@ -1,4 +1,5 @@
 import type { Services } from '../src/http/context.js';
+import { until } from '../src/lib/deadline.js';
 import { syncCampaigns } from '../src/modules/campaigns/service.js';
 import { startCampaignSync } from '../src/modules/campaigns/scheduler.js';
 import { restockCardService } from '../src/modules/fulfilment/service.js';
@@ -7,7 +8,8 @@ import { fulfilOrder } from './fulfilment.js';
 import { startReconciler, type ReconcilerOptions } from './reconciler.js';
 import { startQueueWorker } from './worker.js';
 
-export type RunningWorkers = { close: () => Promise<void> };
+/** `close(deadline)`: stop taking jobs, let the running ones finish until `deadline` (epoch ms), then let go. */
+export type RunningWorkers = { close: (deadline?: number) => Promise<void> };
 
 export type WorkerOptions = { reconciler?: ReconcilerOptions };
 
@@ -22,9 +24,9 @@ export async function startWorkers(services: Services, options: WorkerOptions = 
   // Timers, not Redis-stored schedules: they keep running after Redis loses its data.
   const timers = [startReconciler(services, options.reconciler), startCampaignSync(services)];
   return {
-    close: async () => {
-      await Promise.all(timers.map((t) => t.close()));
-      await Promise.all(workers.map((w) => w.close()));
+    close: async (deadline = Date.now() + 10_000) => {
+      await Promise.all([...timers, ...workers].map((w) => until(deadline, w.close())));
+      await Promise.all(workers.map((w) => w.release()));
     },
   };
 }

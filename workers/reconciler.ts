@@ -72,11 +72,11 @@ export function startReconciler(services: Services, options: ReconcilerOptions =
 
   return runPeriodically(
     db,
-    { lockKey: RECONCILER_LOCK, intervalMs, onError: (err) => logger.warn('reconciler run failed', { err }) },
+    { lockKey: RECONCILER_LOCK, intervalMs, onError: (err) => logger.warn({ err }, 'reconciler run failed') },
     async (tx) => {
       const orders = await requeueOrders(tx);
       const restocks = await requeueRestocks(tx);
-      if (orders + restocks > 0) logger.info('reconciler re-enqueued work', { orders, restocks });
+      if (orders + restocks > 0) logger.info({ orders, restocks }, 'reconciler re-enqueued work');
     },
   );
 }

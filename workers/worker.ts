@@ -2,8 +2,13 @@ import { UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { z } from 'zod';
 import type { Services } from '../src/http/context.js';
+import { connectionErrors } from '../src/lib/logger.js';
 
-export type RunningWorker = { close: () => Promise<void> };
+/**
+ * `close()` stops taking jobs and waits for the running ones; `release()` then drops the connection at
+ * once, so a stop never waits on an unreachable Redis (a job cut short is retried: handlers are idempotent).
+ */
+export type RunningWorker = { close: () => Promise<void>; release: () => Promise<void> };
 
 /**
  * A typed BullMQ worker on a Redis connection of its own (maxRetriesPerRequest: null, as BullMQ's
@@ -20,7 +25,7 @@ export function startQueueWorker<Data, Result>(
 ): RunningWorker {
   const { config, logger } = services;
   const connection = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
-  connection.on('error', (err) => logger.warn('worker redis connection error', { queue: queueName, err }));
+  connection.on('error', () => {}); // reported by the worker's own 'error' event below
   const worker = new Worker<Data, Result>(
     queueName,
     async (job) => {
@@ -31,13 +36,15 @@ export function startQueueWorker<Data, Result>(
     { connection, prefix: config.BULLMQ_PREFIX, concurrency },
   );
   worker.on('failed', (job, err) =>
-    logger.warn('job failed', { queue: queueName, jobId: job?.id, attempt: job?.attemptsMade, err: err.message }),
+    logger.warn({ queue: queueName, jobId: job?.id, attempt: job?.attemptsMade, err }, 'job failed'),
   );
-  worker.on('error', (err) => logger.warn('worker error', { queue: queueName, err }));
+  worker.on('error', connectionErrors(logger, { queue: queueName }, 'worker error'));
   return {
-    close: async () => {
-      await worker.close();
+    // With Redis unreachable a graceful close would wait for it: let go at once instead.
+    close: () => (connection.status === 'ready' ? worker.close() : Promise.resolve()),
+    release: async () => {
       connection.disconnect();
+      await worker.close(true).catch(() => {});
     },
   };
 }

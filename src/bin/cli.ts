@@ -1,4 +1,4 @@
-import { bootstrap } from '../bootstrap.js';
+import { bootstrap, startOrExit } from '../bootstrap.js';
 import { adminCommands } from '../modules/admin/cli.js';
 import { licenseCommands } from '../modules/license/cli.js';
 import type { CliCommand } from './cli-types.js';
@@ -35,7 +35,8 @@ if (!command) {
   process.stderr.write(name && name !== 'help' ? `Unknown command: ${name}\n\n${usage()}` : usage());
   process.exit(name && name !== 'help' ? 2 : 0);
 }
-const services = await bootstrap();
+// Operator commands use the database as it is: never created or migrated from here.
+const services = await startOrExit(() => bootstrap({ prepareDatabase: false }));
 try {
   const { args, flags } = parseArgs(rest);
   const result = await command.run(services, args, flags);

@@ -1,9 +1,9 @@
-import { bootstrap } from '../bootstrap.js';
+import { bootstrap, startOrExit } from '../bootstrap.js';
 import { seedDemoData } from '../seed/index.js';
 
 /** `npm run seed [-- --json]` (C14): demo data, idempotently; with --json the credentials are all stdout holds. */
 const json = process.argv.includes('--json');
-const services = await bootstrap();
+const services = await startOrExit(() => bootstrap({ prepareDatabase: true }));
 try {
   const credentials = await seedDemoData(services.db, services.config);
   const base = (services.config.PUBLIC_BASE_URL ?? `http://localhost:${services.config.PORT}`).replace(/\/+$/, '');

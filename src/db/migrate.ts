@@ -12,7 +12,7 @@ export async function ensureDatabase(url: string): Promise<void> {
   if (!name) throw new Error('DATABASE_URL names no database');
   const maintenance = new URL(url);
   maintenance.pathname = '/postgres';
-  const sql = postgres(maintenance.toString(), { max: 1, onnotice: () => {} });
+  const sql = postgres(maintenance.toString(), { max: 1, onnotice: () => {}, connect_timeout: 10 });
   try {
     const [row] = await sql`select 1 as present from pg_database where datname = ${name}`;
     if (!row) {
@@ -32,7 +32,7 @@ const MIGRATION_LOCK = 7_301_001;
  * so an API and a worker process starting together do not race each other.
  */
 export async function migrateDatabase(url: string): Promise<void> {
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  const sql = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 10 });
   try {
     await sql`select pg_advisory_lock(${MIGRATION_LOCK})`;
     await migrate(drizzle(sql), { migrationsFolder: MIGRATIONS_FOLDER });

@@ -53,6 +53,15 @@ export type OrderField = {
 
 export type ProductImage = { image: string; image_driver: string; preview: string; preview_driver: string };
 
+// ───────────────────────────── installation ─────────────────────────────
+
+/** Facts about this installation, e.g. the fingerprint of the key that seals card codes (C20). */
+export const installation = pgTable('installation', {
+  name: varchar('name', { length: 60 }).primaryKey(),
+  value: text('value').notNull(),
+  createdAt: createdAt(),
+});
+
 // ───────────────────────────── accounts and credentials ─────────────────────────────
 
 export const accounts = pgTable(

@@ -1,13 +1,67 @@
-/** One JSON line per event on stderr, so stdout stays clean for CLI output (`seed --json`). */
-const LEVELS = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 } as const;
-export type LogLevel = keyof typeof LEVELS;
-export type Logger = Record<Exclude<LogLevel, 'silent'>, (msg: string, fields?: Record<string, unknown>) => void>;
+import { pino, type Logger as PinoLogger } from 'pino';
+
+/**
+ * JSON lines on stderr (pino), so stdout stays clean for CLI output (`seed --json`).
+ * Call as pino does: `logger.info({ utr }, 'order completed')`; an error goes under `err`.
+ */
+export type Logger = PinoLogger;
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
+
+type LoggedError = { type: string; message: string; code?: string; constraint?: string; stack?: string; cause?: LoggedError };
+
+/**
+ * What a log line keeps of an error: its kind, message, code, stack frames and cause chain. Query
+ * parameters are left out, also where PostgreSQL quotes one in its message (`invalid input syntax …:
+ * "<value>"`), and so is PostgreSQL's `detail`: they hold digests, order-form values and other client data.
+ */
+export function serializeError(err: unknown, redact: string[] = [], depth = 0): LoggedError {
+  if (!(err instanceof Error)) return { type: typeof err, message: scrub(String(err), redact) };
+  const fields = err as Error & { query?: unknown; params?: unknown; code?: unknown; constraint_name?: unknown };
+  // drizzle's "Failed query: <sql>\nparams: <values>": the statement stays, the values go.
+  const isQuery = typeof fields.query === 'string' && Array.isArray(fields.params);
+  const secrets = isQuery ? [...redact, ...(fields.params as unknown[]).filter((p): p is string => typeof p === 'string' && p.length >= 4)] : redact;
+  const frames = err.stack?.split('\n').filter((line) => /^\s+at /.test(line)).join('\n');
+  return {
+    type: err.name,
+    message: isQuery ? `Failed query: ${fields.query as string}` : scrub(err.message, secrets),
+    ...(typeof fields.code === 'string' ? { code: fields.code } : {}),
+    ...(typeof fields.constraint_name === 'string' ? { constraint: fields.constraint_name } : {}),
+    ...(frames ? { stack: frames } : {}),
+    ...(err.cause !== undefined && depth < 5 ? { cause: serializeError(err.cause, secrets, depth + 1) } : {}),
+  };
+}
+
+const scrub = (text: string, secrets: string[]) => secrets.reduce((out, secret) => out.split(secret).join('[redacted]'), text);
 
 export function createLogger(level: LogLevel): Logger {
-  const write = (at: Exclude<LogLevel, 'silent'>) => (msg: string, fields: Record<string, unknown> = {}) => {
-    if (LEVELS[at] < LEVELS[level]) return;
-    const err = fields.err instanceof Error ? { err: { message: fields.err.message, stack: fields.err.stack } } : {};
-    process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: at, msg, ...fields, ...err })}\n`);
+  return pino(
+    {
+      level,
+      base: undefined,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      serializers: { err: (err: unknown) => serializeError(err) },
+    },
+    pino.destination({ dest: 2, sync: true }),
+  );
+}
+
+/**
+ * An 'error' listener for a connection that retries by itself (Redis, BullMQ): one warning when the
+ * trouble starts, then at most one every `everyMs` with how many were held back, instead of one per
+ * reconnect attempt.
+ */
+export function connectionErrors(logger: Logger, fields: Record<string, unknown>, msg: string, everyMs = 30_000) {
+  let lastLogged = 0;
+  let heldBack = 0;
+  return (err: unknown) => {
+    const now = Date.now();
+    if (now - lastLogged < everyMs) {
+      heldBack += 1;
+      return;
+    }
+    logger.warn({ ...fields, err, ...(heldBack ? { repeated: heldBack } : {}) }, msg);
+    lastLogged = now;
+    heldBack = 0;
   };
-  return { debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error') };
 }

@@ -5,7 +5,7 @@ import postgres from 'postgres';
 import type { Sql } from '../../src/db/client.js';
 import { closedLoop, CONNECTIONS, percentile, runHttp, type Measured } from './load.js';
 import { startProbe } from './probes.js';
-import { freePort, sleep, spawnTs, waitForHttp } from './processes.js';
+import { freePort, sleep, spawnTs, waitForHttp } from '../helpers/processes.js';
 
 /** What this machine can do at best, measured without the product's code in the way. */
 

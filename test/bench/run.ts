@@ -13,7 +13,7 @@ import { loadConfig } from '../../src/env.js';
 import { QUEUE_NAMES } from '../../src/queues/index.js';
 import { bareHonoCeiling, bullmqCeiling, rawTxCeiling, removeRawTxRows } from './ceilings.js';
 import { createAccounts, dropDatabase, issueTokens, loadCatalog, loadCodes, loadOrderHistory, loadReviews, resetDatabase } from './data.js';
-import { freePort, sleep, spawnTs, waitForHttp, type Child } from './processes.js';
+import { freePort, sleep, spawnTs, waitForHttp, type Child } from '../helpers/processes.js';
 import { Report } from './report.js';
 import { cardOrders, endToEnd, measureHttp, reads, topUpOrders, waitForCardOrders, type Target } from './scenarios.js';
 

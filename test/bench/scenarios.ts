@@ -3,7 +3,7 @@ import type { Sql } from '../../src/db/client.js';
 import type { Catalog } from './data.js';
 import { runHttp, type Measured } from './load.js';
 import { startProbe } from './probes.js';
-import { sleep } from './processes.js';
+import { sleep } from '../helpers/processes.js';
 
 /** The HTTP scenarios against the running service. */
 

@@ -24,9 +24,8 @@ export type TestApp = {
  * A real server on a free port over a fresh database (copied from the migrated template) and
  * its own BullMQ prefix, so test files run in parallel without seeing each other.
  */
-export async function startTestApp(
-  options: { env?: Record<string, string>; workers?: boolean } = {},
-): Promise<TestApp> {
+/** A fresh database copied from the migrated template; `drop()` removes it. */
+export async function createTestDatabase(): Promise<{ url: string; name: string; drop: () => Promise<void> }> {
   const templateUrl = new URL(inject('templateDatabaseUrl'));
   const template = templateUrl.pathname.slice(1);
   const name = `topup_test_${randomBytes(6).toString('hex')}`;
@@ -34,13 +33,27 @@ export async function startTestApp(
   maintenance.pathname = '/postgres';
   const admin = postgres(maintenance.toString(), { max: 1, onnotice: () => {} });
   await admin.unsafe(`create database "${name}" template "${template}"`);
-  const databaseUrl = new URL(templateUrl);
-  databaseUrl.pathname = `/${name}`;
+  const url = new URL(templateUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    name,
+    drop: async () => {
+      await admin.unsafe(`drop database if exists "${name}" with (force)`);
+      await admin.end({ timeout: 5 });
+    },
+  };
+}
 
+export async function startTestApp(
+  options: { env?: Record<string, string>; workers?: boolean } = {},
+): Promise<TestApp> {
+  const database = await createTestDatabase();
+  const name = database.name;
   const adminToken = randomBytes(24).toString('hex');
   const prefix = `test:${name}`;
   const config = loadConfig({
-    DATABASE_URL: databaseUrl.toString(),
+    DATABASE_URL: database.url,
     DATABASE_POOL_SIZE: '8',
     REDIS_URL: inject('redisUrl'),
     BULLMQ_PREFIX: prefix,
@@ -72,8 +85,7 @@ export async function startTestApp(
       const keys = await services.redis.keys(`${prefix}:*`);
       if (keys.length) await services.redis.del(...keys);
       await services.close();
-      await admin.unsafe(`drop database if exists "${name}" with (force)`);
-      await admin.end({ timeout: 5 });
+      await database.drop();
     },
   };
 }

@@ -60,7 +60,7 @@ export async function importCodes(
   try {
     job = await services.queues.restock.add('restock', { cardServiceId });
   } catch (err) {
-    services.logger.warn('restock could not be enqueued, running it in-process', { cardServiceId, err });
+    services.logger.warn({ cardServiceId, err }, 'restock could not be enqueued, running it in-process');
     const { fulfilledOrders } = await restockCardService(services.db, cardServiceId);
     return { added, skipped, fulfilled_orders: fulfilledOrders };
   }

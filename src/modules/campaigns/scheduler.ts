@@ -7,11 +7,11 @@ import { CAMPAIGN_SYNC_LOCK, syncCampaigns } from './service.js';
 export function startCampaignSync(services: Services, intervalMs = 2000): Periodic {
   return runPeriodically(
     services.db,
-    { lockKey: CAMPAIGN_SYNC_LOCK, intervalMs, onError: (err) => services.logger.warn('campaign sync failed', { err }) },
+    { lockKey: CAMPAIGN_SYNC_LOCK, intervalMs, onError: (err) => services.logger.warn({ err }, 'campaign sync failed') },
     async (tx) => {
       const result = await syncCampaigns(tx);
       if (result.started + result.capped + result.ended === 0) return;
-      services.logger.info('campaigns synced', result);
+      services.logger.info(result, 'campaigns synced');
       // Prices changed: no process may keep serving the old ones from its catalog cache.
       await services.catalogCache.invalidate();
     },

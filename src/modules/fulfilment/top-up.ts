@@ -117,7 +117,7 @@ export async function fulfilTopUpOrder(
   if (outcome.kind === 'completed') {
     const moved = await transitionOrder(services.db, orderId, ORDER_STATUS.completed);
     // An operator refunded it while the provider was delivering: both happened, someone must look.
-    if (!moved) services.logger.warn('top-up delivered after the order left initiate', { utr: found.request.utr });
+    if (!moved) services.logger.warn({ utr: found.request.utr }, 'top-up delivered after the order left initiate');
   } else if (outcome.kind === 'refused') {
     await refundOrder(services.db, found.request.utr, outcome.reason);
   }

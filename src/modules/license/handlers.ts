@@ -113,6 +113,6 @@ export const localizeFailure: ErrorHandler<AppEnv> = (err, c) => {
     const condition = SHARED_FAILURES[err.code];
     throw condition ? licenseError(c, condition, err.headers) : err;
   }
-  c.var.services.logger.error('unexpected error', { requestId: c.var.requestId, method: c.req.method, path: c.req.path, err });
+  c.var.services.logger.error({ requestId: c.var.requestId, method: c.req.method, path: c.req.path, err }, 'unexpected error');
   throw licenseError(c, isDependencyDown(err) ? 'unavailable' : 'unexpected');
 };

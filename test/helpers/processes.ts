@@ -32,6 +32,11 @@ export function spawnTs(file: string, env: Record<string, string>): Child {
     // stdout carries only the start banner; logs (stderr, errors only) stay visible.
     stdio: ['ignore', 'ignore', 'inherit'],
   });
+  return supervise(child, file);
+}
+
+/** Follows a child process: `ensureRunning` throws once it ended unasked, `stop` sends SIGTERM and waits. */
+export function supervise(child: ChildProcess, file: string): Child {
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let stopping = false;
   return {
@@ -68,3 +73,28 @@ export async function waitForHttp(url: string, child: Child, timeoutMs = 60_000)
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export type Run = Child & {
+  /** Everything the process wrote so far. */
+  stdout: () => string;
+  stderr: () => string;
+  /** Settles when the process has ended. */
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+};
+
+/** Runs a TypeScript entry point (or, with `compiled`, a JavaScript one) with its output captured. */
+export function runEntry(file: string, env: Record<string, string>, { compiled = false, args = [] as string[] } = {}): Run {
+  const child = spawn(process.execPath, [...(compiled ? [] : ['--import', 'tsx']), file, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk) => (stdout += chunk));
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  return { ...supervise(child, file), stdout: () => stdout, stderr: () => stderr, exit };
+}

@@ -1,0 +1,25 @@
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serializeError } from '../../src/lib/logger.js';
+import { startTestApp, type TestApp } from '../helpers/harness.js';
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(async () => app?.close());
+
+describe('error log lines', () => {
+  it("keep PostgreSQL's cause and leave the query parameters out", async () => {
+    const secret = 'order-form-value-4711';
+    const failed = await app.services.db
+      .execute(sql`select ${secret}::int as n`)
+      .then(() => null, (err: unknown) => err);
+    expect(failed).toBeInstanceOf(Error);
+    const logged = JSON.stringify(serializeError(failed));
+    expect(logged).not.toContain(secret);
+    const line = serializeError(failed);
+    expect(line.message).toMatch(/^Failed query: select \$1::int as n$/);
+    expect(line.cause).toMatchObject({ code: '22P02', message: expect.stringContaining('invalid input syntax for type integer') });
+  });
+});

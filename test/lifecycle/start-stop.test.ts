@@ -1,0 +1,200 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createConnection } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { createTestDatabase } from '../helpers/harness.js';
+import { freePort, ROOT, runEntry, sleep, waitForHttp, type Run } from '../helpers/processes.js';
+import { ownRedis } from '../helpers/redis-server.js';
+
+/**
+ * C20 as an operator meets it, with the real entry point in its own process: a problem at start is one
+ * line naming the variable and exit code 1; SIGTERM finishes what is in flight and exits 0 within
+ * SHUTDOWN_TIMEOUT_MS, even with Redis gone; a second signal exits at once.
+ */
+let database: Awaited<ReturnType<typeof createTestDatabase>>;
+let keyDir: string;
+const running: Run[] = [];
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  keyDir = await mkdtemp(join(tmpdir(), 'topup-key-'));
+});
+afterAll(async () => {
+  for (const run of running) await run.stop();
+  await database?.drop();
+});
+
+async function serviceEnv(overrides: Record<string, string> = {}): Promise<Record<string, string>> {
+  return {
+    DATABASE_URL: database.url,
+    REDIS_URL: inject('redisUrl'),
+    BULLMQ_PREFIX: `test:lifecycle:${randomBytes(4).toString('hex')}`,
+    PORT: String(await freePort()),
+    HOST: '127.0.0.1',
+    CODE_ENCRYPTION_KEY_FILE: join(keyDir, 'code-encryption.key'),
+    ADMIN_TOKEN: 'lifecycle-admin-token-0123456789',
+    SHUTDOWN_TIMEOUT_MS: '3000',
+    ...overrides,
+  };
+}
+
+function start(env: Record<string, string>, file = 'src/main.ts', compiled = false): Run {
+  const run = runEntry(file, env, { compiled });
+  running.push(run);
+  return run;
+}
+
+async function startServing(env: Record<string, string>): Promise<Run> {
+  const run = start(env);
+  await waitForHttp(`http://127.0.0.1:${env.PORT}/health`, run);
+  return run;
+}
+
+/** The process ended with code 1 and said exactly one line, with no stack trace. */
+async function failsWithOneLine(run: Run): Promise<string> {
+  const { code } = await run.exit;
+  const lines = run.stderr().trim().split('\n');
+  expect(code, run.stderr()).toBe(1);
+  expect(lines, run.stderr()).toHaveLength(1);
+  expect(run.stderr()).not.toMatch(/\n\s+at /);
+  return lines[0]!;
+}
+
+describe('a problem at start is one line naming the variable (C20)', () => {
+  it('PostgreSQL on a dead port', async () => {
+    const port = await freePort();
+    const line = await failsWithOneLine(start(await serviceEnv({ DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/topup` })));
+    expect(line).toBe(`DATABASE_URL: cannot connect to 127.0.0.1:${port} (connection refused)`);
+  });
+
+  it('a DATABASE_URL of another database kind, and several wrong settings at once', async () => {
+    expect(await failsWithOneLine(start(await serviceEnv({ DATABASE_URL: 'mysql://x' })))).toBe(
+      'DATABASE_URL: must be a postgres:// or postgresql:// URL',
+    );
+    const run = start(await serviceEnv({ PORT: 'abc', TOKEN_TTL_SECONDS: '-1' }));
+    expect((await run.exit).code).toBe(1);
+    expect(run.stderr().trim().split('\n')).toEqual(['PORT: must be a number', 'TOKEN_TTL_SECONDS: must be greater than 0']);
+  });
+
+  it('Redis that does not answer', async () => {
+    const port = await freePort();
+    expect(await failsWithOneLine(start(await serviceEnv({ REDIS_URL: `redis://127.0.0.1:${port}` })))).toBe(
+      `REDIS_URL: cannot connect to 127.0.0.1:${port} (connection refused)`,
+    );
+  });
+
+  it('a port already in use', async () => {
+    const env = await serviceEnv();
+    const first = await startServing(env);
+    expect(await failsWithOneLine(start({ ...env, BULLMQ_PREFIX: `${env.BULLMQ_PREFIX}:2` }))).toBe(`PORT: ${env.PORT} on 127.0.0.1 is already in use`);
+    await first.stop();
+  });
+
+  it('a different code-encryption key, or its file gone, refuses to start and generates nothing', async () => {
+    const env = await serviceEnv();
+    const first = await startServing(env);
+    await first.stop();
+    const original = await readFile(env.CODE_ENCRYPTION_KEY_FILE!, 'utf8');
+
+    const other = randomBytes(32).toString('hex');
+    expect(await failsWithOneLine(start({ ...env, CODE_ENCRYPTION_KEY: other }))).toMatch(
+      /^CODE_ENCRYPTION_KEY: the key [0-9a-f]{16} is not the key that sealed the stored card codes \([0-9a-f]{16}\); start with the original key$/,
+    );
+
+    const moved = `${env.CODE_ENCRYPTION_KEY_FILE}.moved`;
+    await writeFile(moved, original);
+    await rm(env.CODE_ENCRYPTION_KEY_FILE!);
+    expect(await failsWithOneLine(start(env))).toMatch(/^CODE_ENCRYPTION_KEY_FILE: .* is missing, but the stored card codes are sealed with the key [0-9a-f]{16}/);
+    expect(existsSync(env.CODE_ENCRYPTION_KEY_FILE!)).toBe(false);
+
+    // With the original key back, it starts again.
+    await writeFile(env.CODE_ENCRYPTION_KEY_FILE!, original, { mode: 0o600 });
+    await (await startServing(env)).stop();
+  });
+});
+
+/** Opens a POST whose body is not finished (an endpoint that reads the body first): a request in flight. */
+function stalledUpload(port: number, path = '/license-api/purchases/validation') {
+  const socket = createConnection({ port, host: '127.0.0.1' });
+  let answer = '';
+  socket.on('data', (chunk) => (answer += chunk));
+  socket.on('error', () => {});
+  const body = '{"purchase_code":"ABCDEFGH-1234"}';
+  socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`);
+  return {
+    finish: () => socket.write(body.slice(10)),
+    answer: () => new Promise<string>((resolve) => socket.on('close', () => resolve(answer))),
+  };
+}
+
+describe('stopping (C20)', () => {
+  it('SIGTERM lets a request in flight finish, then exits 0', async () => {
+    const env = await serviceEnv({ SHUTDOWN_TIMEOUT_MS: '8000' });
+    const run = await startServing(env);
+    const upload = stalledUpload(Number(env.PORT));
+    await sleep(300);
+    run.process.kill('SIGTERM');
+    await sleep(500);
+    // Not accepting any more, but the open request is still served.
+    await expect(fetch(`http://127.0.0.1:${env.PORT}/health`)).rejects.toThrow();
+    upload.finish();
+    expect(await upload.answer()).toMatch(/^HTTP\/1\.1 401[^]*the api_key parameter is required/);
+    expect(await run.exit).toEqual({ code: 0, signal: null });
+  });
+
+  it('SIGTERM exits 0 within SHUTDOWN_TIMEOUT_MS with Redis gone', async () => {
+    const redis = await ownRedis();
+    try {
+      const env = await serviceEnv({ REDIS_URL: redis.url });
+      const run = await startServing(env);
+      await redis.stop();
+      await sleep(500);
+      const asked = Date.now();
+      run.process.kill('SIGTERM');
+      expect(await run.exit).toEqual({ code: 0, signal: null });
+      expect(Date.now() - asked).toBeLessThan(3000);
+    } finally {
+      await redis.close();
+    }
+  });
+
+  it('a second signal exits at once', async () => {
+    const env = await serviceEnv({ SHUTDOWN_TIMEOUT_MS: '30000' });
+    const run = await startServing(env);
+    stalledUpload(Number(env.PORT));
+    await sleep(300);
+    run.process.kill('SIGTERM');
+    await sleep(500);
+    const asked = Date.now();
+    run.process.kill('SIGTERM');
+    expect((await run.exit).code).toBe(143);
+    expect(Date.now() - asked).toBeLessThan(1000);
+  });
+});
+
+describe('the container runs compiled JavaScript with node directly (C20)', () => {
+  it('Dockerfile and compose start dist/ with node, never through npm', async () => {
+    const dockerfile = await readFile(join(ROOT, 'Dockerfile'), 'utf8');
+    expect(dockerfile).toMatch(/RUN npm run build/);
+    expect(dockerfile).toMatch(/CMD \["node", "dist\/src\/main\.js"\]/);
+    const compose = await readFile(join(ROOT, 'compose.yaml'), 'utf8');
+    expect(compose).toMatch(/command: \["node", "dist\/workers\/main\.js"\]/);
+    expect(compose).not.toMatch(/npm/);
+  });
+
+  it('the compiled service starts, serves and stops on SIGTERM with exit code 0', async () => {
+    // `npm run build`: dist/ beside node_modules, with the migrations it applies at start.
+    const build = runEntry('node_modules/typescript/bin/tsc', {}, { compiled: true, args: ['-p', 'tsconfig.build.json'] });
+    expect((await build.exit).code, build.stdout()).toBe(0);
+    await cp(join(ROOT, 'migrations'), join(ROOT, 'dist/migrations'), { recursive: true });
+    const env = await serviceEnv();
+    const run = start(env, 'dist/src/main.js', true);
+    await waitForHttp(`http://127.0.0.1:${env.PORT}/ready`, run);
+    run.process.kill('SIGTERM');
+    expect(await run.exit).toEqual({ code: 0, signal: null });
+  }, 90_000);
+});

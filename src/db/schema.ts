@@ -218,6 +218,8 @@ const serviceColumns = () => ({
   sortBy: integer('sort_by').notNull().default(0),
   oldData: jsonb('old_data').$type<ServicePricing>(),
   campaignData: jsonb('campaign_data').$type<ServicePricing>(),
+  /** The campaign whose pricing the service carries while `is_offered = 1` (C9); null otherwise. */
+  campaignId: integer('campaign_id').references(() => campaigns.id),
   createdAt: createdAt(),
   updatedAt: updatedAt(),
 });
@@ -403,6 +405,13 @@ export const orders = pgTable(
     informations: jsonb('informations').$type<Record<string, string>>(),
     refundedAmount: money('refunded_amount').notNull().default('0'),
     note: text('note'),
+    /** Top-ups: deliveries tried with the provider, counted before each one, so lost jobs never reset the budget (C8). */
+    deliveryAttempts: smallint('delivery_attempts').notNull().default(0),
+    /**
+     * Top-ups: set when the order is handed to an operator (manual provider, or deliveries used up). Such an
+     * order is never sent again by itself; the reconciler leaves it alone (C8).
+     */
+    awaitingOperatorSince: ts('awaiting_operator_since'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
     completedAt: ts('completed_at'),

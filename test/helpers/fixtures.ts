@@ -200,12 +200,12 @@ export async function createCampaign(
   for (const s of input.topUpServices ?? []) {
     const m = member(s);
     await db.insert(campaignTopUpServices).values({ ...m, topUpServiceId: s.serviceId });
-    await applyCampaignPricing(db, topUpServices, s.serviceId, m);
+    await applyCampaignPricing(db, topUpServices, s.serviceId, m, campaign!.id);
   }
   for (const s of input.cardServices ?? []) {
     const m = member(s);
     await db.insert(campaignCardServices).values({ ...m, cardServiceId: s.serviceId });
-    await applyCampaignPricing(db, cardServices, s.serviceId, m);
+    await applyCampaignPricing(db, cardServices, s.serviceId, m, campaign!.id);
   }
   return campaign!;
 }
@@ -215,6 +215,7 @@ async function applyCampaignPricing(
   table: typeof topUpServices | typeof cardServices,
   serviceId: number,
   m: { price: string; discount: string; discountType: DiscountType; maxSell: number },
+  campaignId: number,
 ) {
   const [current] = await db.select().from(table).where(eq(table.id, serviceId));
   if (!current) throw new Error(`no service ${serviceId}`);
@@ -227,6 +228,7 @@ async function applyCampaignPricing(
       discount: m.discount,
       discountType: m.discountType,
       isOffered: 1,
+      campaignId,
       maxSell: m.maxSell,
       updatedAt: sql`now()`,
     })

@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, inArray, isNull, lte, gte, sql, type AnyColumn } from 'drizzle-orm';
+import { and, asc, count, eq, inArray, isNull, sql, type AnyColumn } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.js';
 import {
   campaignCardServices,
@@ -12,6 +12,7 @@ import {
   topUps,
   type CategoryType,
 } from '../../db/schema.js';
+import { campaignIsLive, campaignPrecedence } from '../campaigns/rule.js';
 
 export type CategoryRow = typeof categories.$inferSelect;
 export type TopUpRow = typeof topUps.$inferSelect;
@@ -125,15 +126,14 @@ export async function activeGateways(db: DbOrTx): Promise<GatewayRow[]> {
 }
 
 /**
- * The campaign running on `today` (C9: status 1 and today within its dates; the latest started wins
- * if several overlap) with the services still in it: memberships not left at their cap, of active services.
+ * The campaign that applies on `today` (C9, the one rule of campaigns/rule.ts) with the services still in it: memberships not left at their cap, of active services.
  */
 export async function activeCampaign(db: DbOrTx, today: string) {
   const [campaign] = await db
     .select()
     .from(campaigns)
-    .where(and(eq(campaigns.status, 1), lte(campaigns.startDate, today), gte(campaigns.endDate, today)))
-    .orderBy(desc(campaigns.startDate), desc(campaigns.id))
+    .where(campaignIsLive(today))
+    .orderBy(campaignPrecedence)
     .limit(1);
   if (!campaign) return null;
   const [topUpRows, cardRows] = await Promise.all([

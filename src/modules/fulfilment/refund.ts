@@ -1,19 +1,10 @@
 import { sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client.js';
-import {
-  accounts,
-  balanceLedger,
-  campaignCardServices,
-  campaigns,
-  campaignTopUpServices,
-  cardServices,
-  orderLines,
-  orders,
-  topUpServices,
-} from '../../db/schema.js';
+import { accounts, balanceLedger, orderLines, orders } from '../../db/schema.js';
 import { AppError } from '../../http/errors.js';
 import { fromCents, toCents } from '../../lib/money.js';
 import { utcToday } from '../../lib/time.js';
+import { applicableMembership, CAMPAIGN_MEMBERS } from '../campaigns/rule.js';
 import { ORDER_STATUS, transitionOrder, type OrderStatus } from '../orders/state.js';
 
 type LockedOrder = { id: number; account_id: number; kind: string; status: number; total: string };
@@ -58,26 +49,19 @@ function undelivered(line: RefundLine, kind: string): { cents: number; campaignU
 }
 
 /**
- * Gives unsold campaign units back to the service's allowance (C9), only while that campaign is
- * running and the service has not left it; a service that left at its cap keeps its final count.
+ * Gives unsold campaign units back to the service's allowance (C9), only while the line's campaign still
+ * applies to the service (the one rule) and the service carries it; a service that left at its cap, or a
+ * campaign that ended or was overtaken, keeps its final count.
  */
 async function releaseCampaignUnits(tx: Tx, line: RefundLine, units: number, today: string): Promise<void> {
   if (units <= 0 || line.campaign_id === null) return;
-  const member =
-    line.card_service_id !== null
-      ? { services: cardServices, members: campaignCardServices, column: campaignCardServices.cardServiceId, id: line.card_service_id }
-      : line.top_up_service_id !== null
-        ? { services: topUpServices, members: campaignTopUpServices, column: campaignTopUpServices.topUpServiceId, id: line.top_up_service_id }
-        : null;
-  if (!member) return;
+  const kind = line.card_service_id !== null ? 'card' : 'top_up';
+  const serviceId = line.card_service_id ?? line.top_up_service_id;
+  const { services } = CAMPAIGN_MEMBERS[kind];
   await tx.execute(sql`
-    update ${member.services} set offered_sell = greatest(offered_sell - ${units}, 0), updated_at = now()
-    where id = ${member.id} and is_offered = 1
-      and exists (
-        select 1 from ${member.members} join ${campaigns} on ${campaigns.id} = ${member.members.campaignId}
-        where ${member.members.campaignId} = ${line.campaign_id} and ${member.column} = ${member.id}
-          and ${member.members.leftAt} is null and ${campaigns.status} = 1
-          and ${today}::date between ${campaigns.startDate} and ${campaigns.endDate})`);
+    update ${services} s set offered_sell = greatest(s.offered_sell - ${units}, 0), updated_at = now()
+    where s.id = ${serviceId} and s.is_offered = 1 and s.campaign_id = ${line.campaign_id}
+      and s.campaign_id = (select campaign_id from ${applicableMembership(kind, sql`s.id`, today)} m)`);
 }
 
 /**

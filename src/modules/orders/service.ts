@@ -5,6 +5,7 @@ import { cardServices, cards, idempotencyKeys, topUpServices, topUps, type Order
 import { AppError, validationError } from '../../http/errors.js';
 import { isBlank, isStorableText, NOT_STORABLE } from '../../http/validation.js';
 import { sha256 } from '../../lib/crypto.js';
+import { applicableMembership } from '../campaigns/rule.js';
 import { ORDER_STATUS } from './state.js';
 
 /** A fresh order number: kind prefix, time-sortable base36 milliseconds, then randomness (URL-safe, ≤ 32 chars). */
@@ -125,15 +126,11 @@ const TABLES = {
   top_up: {
     services: 'top_up_services',
     lineColumn: 'top_up_service_id',
-    members: 'campaign_top_up_services',
-    memberColumn: 'top_up_service_id',
     orderCount: 'top_up_order_count',
   },
   card: {
     services: 'card_services',
     lineColumn: 'card_service_id',
-    members: 'campaign_card_services',
-    memberColumn: 'card_service_id',
     orderCount: 'card_order_count',
   },
 } as const;
@@ -181,16 +178,13 @@ export async function placeOrder(db: DbOrTx, input: PlaceOrder): Promise<Placed>
     ), go as (
       select 1 where ${idem?.key ?? null}::text is null or exists (select 1 from claim)
     ), locked as (
-      -- Only services of a campaign that is active today sell campaign units (C9), whatever is_offered says.
-      select s.id, s.price, s.discount, s.discount_type, s.offered_sell, s.max_sell, m.campaign_id
+      -- Campaign units are sold only at the pricing of the campaign that applies today (C9, one rule), which
+      -- must be the one the service carries: between a campaign change and the sync, units sell at the regular price.
+      select s.id, s.price, s.discount, s.discount_type, s.offered_sell, s.max_sell, s.campaign_id
       from ${services} s
-      cross join lateral (
-        select m.campaign_id from ${sql.raw(t.members)} m join campaigns c on c.id = m.campaign_id
-        where m.${sql.raw(t.memberColumn)} = s.id and m.left_at is null and c.status = 1
-          and current_date between c.start_date and c.end_date
-        order by m.campaign_id desc limit 1
-      ) m
-      where s.id in (select service_id from req) and s.is_offered = 1 and exists (select 1 from go)
+      cross join lateral ${applicableMembership(input.kind, sql`s.id`, sql`current_date`)} m
+      where s.id in (select service_id from req) and s.is_offered = 1 and s.campaign_id = m.campaign_id
+        and exists (select 1 from go)
       order by s.id
       for update of s
     ), alloc as (

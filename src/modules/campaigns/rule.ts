@@ -1,0 +1,36 @@
+import { sql, type SQL } from 'drizzle-orm';
+import { campaignCardServices, campaigns, campaignTopUpServices, cardServices, topUpServices, type ProductKind } from '../../db/schema.js';
+
+/**
+ * C9, the one rule for which campaign applies, used by placement, sync, refunds and the catalog:
+ * a campaign is live when `status = 1` and `today` (UTC) lies within its dates; of several live
+ * campaigns the one that started last applies, then the higher id.
+ */
+export const campaignIsLive = (today: SQL | string) =>
+  sql`${campaigns.status} = 1 and ${today}::date between ${campaigns.startDate} and ${campaigns.endDate}`;
+
+export const campaignPrecedence = sql`${campaigns.startDate} desc, ${campaigns.id} desc`;
+
+/** Each kind's services and campaign memberships. */
+export const CAMPAIGN_MEMBERS = {
+  card: { services: cardServices, members: campaignCardServices, memberService: campaignCardServices.cardServiceId },
+  top_up: { services: topUpServices, members: campaignTopUpServices, memberService: campaignTopUpServices.topUpServiceId },
+} as const;
+
+export type CampaignMemberKind = (typeof CAMPAIGN_MEMBERS)[ProductKind];
+
+/**
+ * The membership that applies to the service `serviceId` (a column or value) on `today`: of a live
+ * campaign, not left at its cap, first by precedence. A subquery of at most one row: campaign_id, price,
+ * discount, discount_type, max_sell.
+ */
+export const applicableMembership = (kind: ProductKind, serviceId: SQL, today: SQL | string) => {
+  const { members, memberService } = CAMPAIGN_MEMBERS[kind];
+  return sql`(
+    select ${members.campaignId} as campaign_id, ${members.price} as price, ${members.discount} as discount,
+           ${members.discountType} as discount_type, ${members.maxSell} as max_sell
+    from ${members} join ${campaigns} on ${campaigns.id} = ${members.campaignId}
+    where ${memberService} = ${serviceId} and ${members.leftAt} is null and ${campaignIsLive(today)}
+    order by ${campaignPrecedence}
+    limit 1)`;
+};

@@ -4,6 +4,7 @@ ALTER TABLE "orders" ADD COLUMN "awaiting_operator_since" timestamp(6) with time
 ALTER TABLE "top_up_services" ADD COLUMN "campaign_id" integer;--> statement-breakpoint
 ALTER TABLE "card_services" ADD CONSTRAINT "card_services_campaign_id_campaigns_id_fk" FOREIGN KEY ("campaign_id") REFERENCES "public"."campaigns"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "top_up_services" ADD CONSTRAINT "top_up_services_campaign_id_campaigns_id_fk" FOREIGN KEY ("campaign_id") REFERENCES "public"."campaigns"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+CREATE INDEX "orders_to_reconcile_idx" ON "orders" USING btree ("created_at","id") WHERE "orders"."status" = 0 and "orders"."awaiting_operator_since" is null;--> statement-breakpoint
 -- Services already in a campaign record which one priced them (the latest started, then the higher id, C9).
 UPDATE "card_services" s SET "campaign_id" = (
   SELECT m."campaign_id" FROM "campaign_card_services" m JOIN "campaigns" c ON c."id" = m."campaign_id"

@@ -2,12 +2,12 @@ import { eq } from 'drizzle-orm';
 import { orders } from '../src/db/schema.js';
 import type { Services } from '../src/http/context.js';
 import { fulfilCardOrder, type CardFulfilment } from '../src/modules/fulfilment/service.js';
-import { fulfilTopUpOrder } from '../src/modules/fulfilment/top-up.js';
+import { fulfilTopUpOrder, type TopUpFulfilment } from '../src/modules/fulfilment/top-up.js';
 import type { FulfilmentJob } from '../src/queues/index.js';
 
 export type FulfilmentResult =
   | { kind: 'card'; outcome: CardFulfilment }
-  | { kind: 'top_up' }
+  | { kind: 'top_up'; outcome: TopUpFulfilment }
   /** No such order (its transaction never committed): nothing to do. */
   | { kind: 'missing' };
 
@@ -16,6 +16,5 @@ export async function fulfilOrder(services: Services, { orderId }: FulfilmentJob
   const [order] = await services.db.select({ kind: orders.kind }).from(orders).where(eq(orders.id, orderId));
   if (!order) return { kind: 'missing' };
   if (order.kind === 'card') return { kind: 'card', outcome: await fulfilCardOrder(services.db, orderId) };
-  await fulfilTopUpOrder(services, orderId);
-  return { kind: 'top_up' };
+  return { kind: 'top_up', outcome: await fulfilTopUpOrder(services, orderId) };
 }

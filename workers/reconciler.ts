@@ -3,6 +3,7 @@ import { runPeriodically } from '../src/db/periodic.js';
 import type { Tx } from '../src/db/client.js';
 import { cardCodes, orderLines, orders } from '../src/db/schema.js';
 import type { Services } from '../src/http/context.js';
+import { handToOperator } from '../src/modules/fulfilment/top-up.js';
 import { ORDER_STATUS } from '../src/modules/orders/state.js';
 
 /** One reconciler run at a time across every worker process. */
@@ -22,9 +23,11 @@ type StaleOrder = { id: number; utr: string; kind: string; created_at: string };
 /**
  * PostgreSQL is the truth, Redis only says what to do next: this timer, run from the worker processes
  * themselves (so it survives Redis losing all its data), gives back to the queues what they lost.
- * - `initiate` orders without a job get one again (jobId = utr, so a job that exists is not doubled);
- *   a card order whose job failed for good is retried (card fulfilment is internal and idempotent;
- *   a failed top-up stays for an operator).
+ * - `initiate` orders without a job get one again (jobId = utr, so a job that exists is not doubled).
+ *   An order handed to an operator is recorded as such on the order and never looked at (C8): whether a
+ *   job still exists says nothing about whether a top-up was sent.
+ * - A card order whose job failed for good is retried (card fulfilment is internal and idempotent); a
+ *   top-up whose job failed for good is handed to an operator.
  * - Services with `stock_short` orders and free codes get a restock job.
  */
 export function startReconciler(services: Services, options: ReconcilerOptions = {}) {
@@ -37,7 +40,7 @@ export function startReconciler(services: Services, options: ReconcilerOptions =
     // float8: raw SQL reads bigint as text, and job payloads carry numeric ids.
     const stale = await tx.execute<StaleOrder>(sql`
       select id::float8 as id, utr, kind, created_at from ${orders}
-      where status = ${ORDER_STATUS.initiate} and created_at < now() - ${staleAfterMs} * interval '1 millisecond' ${after}
+      where status = ${ORDER_STATUS.initiate} and awaiting_operator_since is null and created_at < now() - ${staleAfterMs} * interval '1 millisecond' ${after}
       order by created_at, id
       limit ${batchSize}`);
     const last = stale.at(-1);
@@ -49,9 +52,12 @@ export function startReconciler(services: Services, options: ReconcilerOptions =
         lost.map((order) => ({ name: 'fulfil', data: { orderId: order.id, utr: order.utr }, opts: { jobId: order.utr } })),
       );
     }
-    const failedCards = stale.filter((order, i) => states[i] === 'failed' && order.kind === 'card');
-    for (const order of failedCards) await (await queues.fulfilment.getJob(order.utr))?.retry('failed');
-    return lost.length + failedCards.length;
+    const failed = stale.filter((_, i) => states[i] === 'failed');
+    for (const order of failed) {
+      if (order.kind === 'card') await (await queues.fulfilment.getJob(order.utr))?.retry('failed');
+      else await handToOperator(tx, order.id, 'Delivery failed; waiting for an operator.');
+    }
+    return lost.length + failed.length;
   }
 
   async function requeueRestocks(tx: Tx): Promise<number> {

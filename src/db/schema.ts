@@ -421,6 +421,10 @@ export const orders = pgTable(
     // NULLS FIRST is what a plain `ORDER BY … DESC` means, so the newest-first lists can walk this index.
     index('orders_account_list_idx').on(t.accountId, t.kind, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
     index('orders_status_idx').on(t.status, t.createdAt, t.id),
+    // The reconciler's scan: accepted orders not yet moved on and not handed to an operator.
+    index('orders_to_reconcile_idx')
+      .on(t.createdAt, t.id)
+      .where(sql`${t.status} = 0 and ${t.awaitingOperatorSince} is null`),
     index('orders_account_top_up_idx').on(t.accountId, t.topUpId),
     check('orders_status_ck', sql`${t.status} in (0, 1, 2, 3)`),
   ],

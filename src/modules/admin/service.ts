@@ -102,6 +102,9 @@ export type AdminOrder = {
   symbol: string;
   informations: Record<string, string> | null;
   note: string | null;
+  /** Top-ups: deliveries tried, and since when the order waits for an operator (C8). */
+  delivery_attempts: number;
+  awaiting_operator_since: string | null;
   created_at: string;
   updated_at: string;
   completed_at: string | null;
@@ -151,6 +154,8 @@ export async function listOrders(db: Db, { status, page, perPage }: OrderFilter)
       symbol: order.currencySymbol,
       informations: order.informations,
       note: order.note,
+      delivery_attempts: order.deliveryAttempts,
+      awaiting_operator_since: isoMicros(order.awaitingOperatorSince),
       created_at: isoMicros(order.createdAt),
       updated_at: isoMicros(order.updatedAt),
       completed_at: isoMicros(order.completedAt),

@@ -1,9 +1,10 @@
-import { eq } from 'drizzle-orm';
-import type { Db } from '../../db/client.js';
+import { and, eq, isNull, sql } from 'drizzle-orm';
+import type { Db, DbOrTx } from '../../db/client.js';
 import { orderLines, orders, topUps, topUpServices } from '../../db/schema.js';
 import type { Config } from '../../env.js';
 import type { Services } from '../../http/context.js';
 import { hmacSha256 } from '../../lib/crypto.js';
+import { DEFAULT_JOB_OPTIONS } from '../../queues/index.js';
 import { ORDER_STATUS, transitionOrder } from '../orders/state.js';
 import { refundOrder } from './refund.js';
 
@@ -20,21 +21,21 @@ export type TopUpRequest = {
 /** `completed`: delivered; `refused`: the provider will never deliver it; `pending`: an operator finishes it. */
 export type ProviderOutcome = { kind: 'completed' } | { kind: 'refused'; reason: string } | { kind: 'pending' };
 
-export type TopUpProvider = { name: string; send: (request: TopUpRequest) => Promise<ProviderOutcome> };
+export type TopUpProvider = { send: (request: TopUpRequest) => Promise<ProviderOutcome> };
 
 /** Thrown for answers worth retrying (network errors, 5xx, 408, 429): the queue retries with backoff. */
 export class ProviderUnavailableError extends Error {}
 
 /** The order stays `initiate` until an operator completes or refunds it (POST /admin/orders/:utr/complete). */
-export const manualProvider: TopUpProvider = { name: 'manual', send: async () => ({ kind: 'pending' }) };
+export const manualProvider: TopUpProvider = { send: async () => ({ kind: 'pending' }) };
 
 /**
  * POSTs the order as JSON, signed with `X-Signature: sha256=<hex HMAC-SHA256(secret, body)>`.
- * `X-Timestamp` (unix seconds) lets the provider refuse stale deliveries.
+ * `X-Timestamp` (unix seconds) lets the provider refuse stale deliveries; `Idempotency-Key` is the utr,
+ * the same on every retry, so a provider never tops up twice for one order (C8).
  */
 export function httpProvider(url: string, secret: string, timeoutMs = 10_000): TopUpProvider {
   return {
-    name: 'http',
     send: async (request) => {
       const body = JSON.stringify(request);
       let response: Response;
@@ -45,6 +46,7 @@ export function httpProvider(url: string, secret: string, timeoutMs = 10_000): T
             'Content-Type': 'application/json',
             'X-Signature': `sha256=${hmacSha256(secret, body).toString('hex')}`,
             'X-Timestamp': String(Math.floor(Date.now() / 1000)),
+            'Idempotency-Key': request.utr,
           },
           body,
           signal: AbortSignal.timeout(timeoutMs),
@@ -67,10 +69,21 @@ export function topUpProvider(config: Config): TopUpProvider {
   return manualProvider;
 }
 
-async function topUpRequest(db: Db, orderId: number): Promise<{ status: number; request: TopUpRequest } | null> {
+/**
+ * Counts one more delivery of a top-up order that is still `initiate` and not handed to an operator, and
+ * reads what the provider is told; null when there is nothing to send.
+ */
+async function claimDelivery(db: Db, orderId: number): Promise<{ attempts: number; request: TopUpRequest } | null> {
+  const [claimed] = await db
+    .update(orders)
+    .set({ deliveryAttempts: sql`${orders.deliveryAttempts} + 1`, updatedAt: sql`now()` })
+    .where(
+      and(eq(orders.id, orderId), eq(orders.kind, 'top_up'), eq(orders.status, ORDER_STATUS.initiate), isNull(orders.awaitingOperatorSince)),
+    )
+    .returning({ attempts: orders.deliveryAttempts });
+  if (!claimed) return null;
   const [row] = await db
     .select({
-      status: orders.status,
       utr: orders.utr,
       total: orders.total,
       currency: orders.currency,
@@ -89,7 +102,7 @@ async function topUpRequest(db: Db, orderId: number): Promise<{ status: number; 
     .limit(1);
   if (!row) return null;
   return {
-    status: row.status,
+    attempts: claimed.attempts,
     request: {
       utr: row.utr,
       top_up: { id: row.topUpId, name: row.topUpName },
@@ -102,23 +115,58 @@ async function topUpRequest(db: Db, orderId: number): Promise<{ status: number; 
 }
 
 /**
- * Hands a top-up order to the configured provider. Idempotent: an order that already left
- * `initiate` is not sent again. Throws ProviderUnavailableError so the job is retried; when the
- * retries run out the order stays `initiate` for an operator.
+ * Records on the order that it waits for an operator (C8): it is never sent again by itself, and the
+ * reconciler leaves it alone. Returns whether this call handed it over.
+ */
+export async function handToOperator(db: DbOrTx, orderId: number, reason: string): Promise<boolean> {
+  const rows = await db
+    .update(orders)
+    .set({ awaitingOperatorSince: sql`now()`, note: reason, updatedAt: sql`now()` })
+    .where(and(eq(orders.id, orderId), eq(orders.status, ORDER_STATUS.initiate), isNull(orders.awaitingOperatorSince)))
+    .returning({ id: orders.id });
+  return rows.length > 0;
+}
+
+export type TopUpFulfilment = 'completed' | 'refunded' | 'awaiting_operator' | 'noop';
+
+/** Deliveries a top-up order gets before it waits for an operator: as many as its job's attempts. */
+export const DELIVERY_ATTEMPTS = DEFAULT_JOB_OPTIONS.attempts;
+
+/**
+ * Hands a top-up order to the configured provider. Idempotent: an order that left `initiate`, or waits
+ * for an operator, is not sent again. A provider that is unavailable throws ProviderUnavailableError, so
+ * the job is retried, until the order's own delivery budget is used up: then it waits for an operator.
+ * The manual provider hands every order to an operator at once.
  */
 export async function fulfilTopUpOrder(
   services: Services,
   orderId: number,
   provider: TopUpProvider = topUpProvider(services.config),
-): Promise<void> {
-  const found = await topUpRequest(services.db, orderId);
-  if (!found || found.status !== ORDER_STATUS.initiate) return;
-  const outcome = await provider.send(found.request);
-  if (outcome.kind === 'completed') {
-    const moved = await transitionOrder(services.db, orderId, ORDER_STATUS.completed);
-    // An operator refunded it while the provider was delivering: both happened, someone must look.
-    if (!moved) services.logger.warn({ utr: found.request.utr }, 'top-up delivered after the order left initiate');
-  } else if (outcome.kind === 'refused') {
-    await refundOrder(services.db, found.request.utr, outcome.reason);
+  attempts: number = DELIVERY_ATTEMPTS,
+): Promise<TopUpFulfilment> {
+  const { db, logger } = services;
+  const claimed = await claimDelivery(db, orderId);
+  if (!claimed) return 'noop';
+  const { utr } = claimed.request;
+  let outcome: ProviderOutcome;
+  try {
+    outcome = await provider.send(claimed.request);
+  } catch (err) {
+    if (!(err instanceof ProviderUnavailableError) || claimed.attempts < attempts) throw err;
+    await handToOperator(db, orderId, `Not delivered after ${claimed.attempts} attempts: ${err.message}`);
+    logger.warn({ utr, err }, 'top-up deliveries used up; the order waits for an operator');
+    return 'awaiting_operator';
   }
+  if (outcome.kind === 'pending') {
+    await handToOperator(db, orderId, 'Waiting for an operator to deliver it.');
+    return 'awaiting_operator';
+  }
+  if (outcome.kind === 'refused') {
+    await refundOrder(db, utr, outcome.reason);
+    return 'refunded';
+  }
+  const moved = await transitionOrder(db, orderId, ORDER_STATUS.completed);
+  // An operator refunded it while the provider was delivering: both happened, someone must look.
+  if (!moved) logger.warn({ utr }, 'top-up delivered after the order left initiate');
+  return 'completed';
 }

@@ -1,12 +1,14 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
-import { HTTPException } from 'hono/http-exception';
 import { requestId } from 'hono/request-id';
 import { swaggerUI } from '@hono/swagger-ui';
 import { sql } from 'drizzle-orm';
 import type { AppEnv, Envelope, Services } from './http/context.js';
-import { AppError, isDependencyDown } from './http/errors.js';
+import { bodyLimit } from './http/body-limit.js';
+import { AppError } from './http/errors.js';
+import { asAppError } from './http/failures.js';
+import { protectiveHeaders, protectReadyMadeResponses } from './http/headers.js';
+import { LIMITS } from './http/server.js';
 import { authRoutes } from './modules/auth/index.js';
 import { catalogRoutes } from './modules/catalog/index.js';
 import { adminRoutes } from './modules/admin/index.js';
@@ -36,20 +38,13 @@ export function createApp(services: Services) {
   const app = new OpenAPIHono<AppEnv>();
 
   app.use('*', requestId({ headerName: 'X-Request-Id' }));
+  app.use('*', protectiveHeaders);
   app.use('*', async (c, next) => {
     c.set('services', services);
     c.set('envelope', c.req.path.startsWith('/license-api') ? 'B' : 'A');
     await next();
   });
-  app.use(
-    '*',
-    bodyLimit({
-      maxSize: 1024 * 1024,
-      onError: () => {
-        throw new AppError('payload_too_large');
-      },
-    }),
-  );
+  app.use('*', bodyLimit(LIMITS.MAX_BODY_BYTES));
 
   // Interface A: the token endpoint is public; every other route declares `security: 'token'`.
   const api = new OpenAPIHono<AppEnv>();
@@ -85,17 +80,10 @@ export function createApp(services: Services) {
     openapi: '3.1.0',
     info: { title: 'Top-up and gift-card store API', version: '1.0.0' },
   });
-  app.get('/docs', swaggerUI({ url: '/openapi.json' }));
+  app.get('/docs', protectReadyMadeResponses, swaggerUI({ url: '/openapi.json' }));
 
   app.notFound((c) => failure(c, new AppError('route_not_found')));
-  app.onError((err, c) => {
-    if (err instanceof AppError) return failure(c, err);
-    if (err instanceof HTTPException && err.status < 500) {
-      return failure(c, new AppError(err.status === 413 ? 'payload_too_large' : 'bad_request'));
-    }
-    services.logger.error({ requestId: c.var.requestId, method: c.req.method, path: c.req.path, err }, 'unexpected error');
-    return failure(c, new AppError(isDependencyDown(err) ? 'unavailable' : 'internal'));
-  });
+  app.onError((err, c) => failure(c, asAppError(c, err)));
 
   return app;
 }

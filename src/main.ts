@@ -1,18 +1,17 @@
-import type { Server } from 'node:http';
-import { serve } from '@hono/node-server';
 import { startWorkers } from '../workers/index.js';
 import { createApp } from './app.js';
 import { bootstrap, onShutdown, startOrExit, StartupError } from './bootstrap.js';
 import { until } from './lib/deadline.js';
 import type { Config } from './env.js';
+import { serveHttp, type HttpServer } from './http/server.js';
 import { isDatabaseEmpty, seedDemoData } from './seed/index.js';
 
 /** Listens on HOST:PORT; a port that is taken or not allowed fails the start naming PORT. */
-function listen(fetch: ReturnType<typeof createApp>['fetch'], config: Config): Promise<Server> {
+function listen(fetch: ReturnType<typeof createApp>['fetch'], config: Config): Promise<HttpServer> {
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch, port: config.PORT, hostname: config.HOST }) as Server;
-    server.once('listening', () => resolve(server));
-    server.once('error', (err: NodeJS.ErrnoException) => {
+    const http = serveHttp(fetch, { port: config.PORT, hostname: config.HOST });
+    http.server.once('listening', () => resolve(http));
+    http.server.once('error', (err: NodeJS.ErrnoException) => {
       const why = err.code === 'EADDRINUSE' ? 'is already in use' : err.code === 'EACCES' ? 'is not allowed' : `cannot be used (${err.message})`;
       reject(new StartupError(`PORT: ${config.PORT} on ${config.HOST} ${why}`));
     });
@@ -20,7 +19,7 @@ function listen(fetch: ReturnType<typeof createApp>['fetch'], config: Config): P
 }
 
 /** `npm start`: database ready, demo data on an empty database, API and workers in one process. */
-const { services, server, workers, settled } = await startOrExit(async () => {
+const { services, http, workers } = await startOrExit(async () => {
   const services = await bootstrap({ prepareDatabase: true });
   const { config, logger } = services;
   if (await isDatabaseEmpty(services.db)) {
@@ -28,35 +27,18 @@ const { services, server, workers, settled } = await startOrExit(async () => {
     logger.info('demo data seeded; run `npm run -s seed -- --json` for the demo credentials');
   }
   const app = createApp(services);
-
-  // Requests still being handled when a stop is asked for (their client may have gone already):
-  // the connections are closed only once these have finished.
-  let inFlight = 0;
-  let drained: (() => void) | null = null;
-  const settled = () => (inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => (drained = resolve)));
-  const counted: typeof app.fetch = async (request, env, ctx) => {
-    inFlight++;
-    try {
-      return await app.fetch(request, env, ctx);
-    } finally {
-      if (--inFlight === 0) drained?.();
-    }
-  };
-  const server = await listen(counted, config);
+  const http = await listen(app.fetch, config);
   // Workers start once the port is ours: a start that fails on the port has taken no job.
   const workers = config.RUN_WORKERS ? await startWorkers(services) : null;
   const base = config.PUBLIC_BASE_URL?.replace(/\/+$/, '') ?? `http://localhost:${config.PORT}`;
   process.stdout.write(`Store API:   ${base}/api/\nLicense API: ${base}/license-api/\n`);
   logger.info({ port: config.PORT, workers: Boolean(workers) }, 'listening');
-  return { services, server, workers, settled };
+  return { services, http, workers };
 });
 
 onShutdown(services.config.SHUTDOWN_TIMEOUT_MS, async (deadline) => {
   // Stop accepting, let the requests in flight finish, then the workers, then the connections.
-  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-  await until(deadline, settled());
-  server.closeAllConnections();
-  await until(deadline, closed);
+  await until(deadline, http.drain());
   await workers?.close(deadline);
   await services.close(deadline);
 });

@@ -1,7 +1,7 @@
 /**
  * The whole data model. PostgreSQL is the source of truth; Redis only says what to do next.
  * Money is numeric(14,2) everywhere (read back as strings, never floats).
- * Secrets (secret keys, tokens, api keys, purchase codes) are stored as SHA-256 digests;
+ * Secrets (secret keys, tokens, api keys) are stored as SHA-256 digests, purchase codes as keyed digests;
  * card codes are stored AES-256-GCM encrypted plus a keyed digest for de-duplication.
  */
 import { sql } from 'drizzle-orm';

@@ -5,6 +5,8 @@
 export const ERRORS = {
   bad_request: { status: 400, message: 'The request body could not be read.' },
   payload_too_large: { status: 413, message: 'The request body is too large.' },
+  headers_too_large: { status: 431, message: 'The request headers are too large.' },
+  request_timeout: { status: 408, message: 'The request took too long to arrive.' },
   unsupported_media_type: { status: 400, message: 'Unsupported content type. Send application/json or a form body.' },
   unauthenticated: { status: 401, message: 'Unauthenticated.' },
   invalid_credentials: { status: 401, message: 'Invalid public key or secret key.' },
@@ -21,6 +23,7 @@ export const ERRORS = {
   balance_below_zero: { status: 409, message: 'The balance cannot go below zero.' },
   invalid_transition: { status: 409, message: 'The order cannot change to that status.' },
   rate_limited: { status: 429, message: 'Too many attempts. Please try again later.' },
+  client_closed: { status: 499, message: 'The client closed the request.' },
   internal: { status: 500, message: 'Something went wrong. Please try again later.' },
   unavailable: { status: 503, message: 'The service is temporarily unavailable. Please try again shortly.' },
   admin_disabled: { status: 503, message: 'The admin API is disabled: ADMIN_TOKEN is not set.' },

@@ -24,6 +24,26 @@ function pageUrlBuilder(c: Context<AppEnv>) {
   };
 }
 
+/** Pages on each side of the current one, as Laravel's paginator (`onEachSide = 3`). */
+const ON_EACH_SIDE = 3;
+
+const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+/**
+ * The page numbers of `links`, with null for a `...` gap, as Laravel's UrlWindow bounds them (C11):
+ * every page when there are few; otherwise the first pages, a window around the current one and the
+ * last pages, so the list stays short however many pages there are.
+ */
+export function pageWindow(page: number, lastPage: number): Array<number | null> {
+  if (lastPage < ON_EACH_SIDE * 2 + 8) return range(1, lastPage);
+  const window = ON_EACH_SIDE + 4;
+  const start = [1, 2];
+  const finish = [lastPage - 1, lastPage];
+  if (page <= window) return [...range(1, window + ON_EACH_SIDE), null, ...finish];
+  if (page > lastPage - window) return [...start, null, ...range(lastPage - (window + ON_EACH_SIDE - 1), lastPage)];
+  return [...start, null, ...range(page - ON_EACH_SIDE, page + ON_EACH_SIDE), null, ...finish];
+}
+
 /** The Laravel-style page object of the spec (§2 Pagination objects), entries under `key`. */
 export function pageObject<K extends 'items' | 'data', T>(
   c: Context<AppEnv>,
@@ -37,7 +57,9 @@ export function pageObject<K extends 'items' | 'data', T>(
   const from = entries.length ? (page - 1) * perPage + 1 : null;
   const links = [
     { url: page > 1 ? urls.at(page - 1) : null, label: '&laquo; Previous', active: false },
-    ...Array.from({ length: lastPage }, (_, i) => ({ url: urls.at(i + 1), label: String(i + 1), active: i + 1 === page })),
+    ...pageWindow(page, lastPage).map((p) =>
+      p === null ? { url: null, label: '...', active: false } : { url: urls.at(p), label: String(p), active: p === page },
+    ),
     { url: page < lastPage ? urls.at(page + 1) : null, label: 'Next &raquo;', active: false },
   ];
   return {

@@ -79,6 +79,6 @@ export async function seedLicenseItems(tx: Tx, config: Config, ownerId: number, 
   const [image, audio] = items;
 
   const sixMonths = new Date(Date.now() + 183 * 24 * 3600 * 1000).toISOString();
-  await createPurchase(tx, { item: image!, purchaseCode, supportedUntil: sixMonths, downloaded: true });
-  await createPurchase(tx, { item: audio!, supportedUntil: null });
+  await createPurchase(tx, config.codeEncryptionKey, { item: image!, purchaseCode, supportedUntil: sixMonths, downloaded: true });
+  await createPurchase(tx, config.codeEncryptionKey, { item: audio!, supportedUntil: null });
 }

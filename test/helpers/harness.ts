@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { serve, type ServerType } from '@hono/node-server';
 import postgres from 'postgres';
 import { inject } from 'vitest';
 import { startWorkers, type RunningWorkers } from '../../workers/index.js';
@@ -8,6 +7,7 @@ import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/env.js';
 import type { Services } from '../../src/http/context.js';
 import { createServices } from '../../src/services.js';
+import { serveHttp } from '../../src/http/server.js';
 
 export type TestApp = {
   services: Services;
@@ -64,9 +64,8 @@ export async function startTestApp(
   });
   const services = createServices(config);
   const app = createApp(services);
-  const server: ServerType = await new Promise((resolve) => {
-    const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
-  });
+  const { server } = serveHttp(app.fetch, { port: 0, hostname: '127.0.0.1' });
+  await new Promise((resolve) => server.once('listening', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   let workers: RunningWorkers | null = null;
   if (options.workers) workers = await startWorkers(services);

@@ -5,7 +5,7 @@ import { startTestApp, type TestApp } from '../helpers/harness.js';
 import { accounts } from '../../src/db/schema.js';
 import { sha256 } from '../../src/lib/crypto.js';
 import type { AccountCredentials } from '../../src/modules/accounts/service.js';
-import type { LicenseItem } from '../../src/modules/license/service.js';
+import { purchaseCodeDigest, type LicenseItem } from '../../src/modules/license/service.js';
 import { seedDemoData } from '../../src/seed/index.js';
 import { licenseGet, makeItem, makePurchase, validateCode } from './helpers.js';
 
@@ -143,10 +143,10 @@ describe('POST purchases/validation (B4)', () => {
     expect(body.data.purchase.price).toBe(24.5);
   });
 
-  it('stores only the digest of the code', async () => {
+  it('stores only the keyed digest of the code', async () => {
     const code = await makePurchase(app, { item: video });
     const rows = await app.services.sql`select encode(code_hash, 'hex') as hash from license_purchases where item_id = ${video.id}`;
-    expect(rows.map((r) => r.hash)).toEqual([sha256(code).toString('hex')]);
+    expect(rows.map((r) => r.hash)).toEqual([purchaseCodeDigest(app.services.config.codeEncryptionKey, code).toString('hex')]);
   });
 
   it('accepts the code as a form field and as a query parameter', async () => {

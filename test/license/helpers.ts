@@ -36,7 +36,7 @@ export async function makeItem(app: TestApp, accountId: number, kind: MediaKind,
 }
 
 export async function makePurchase(app: TestApp, input: NewPurchase): Promise<string> {
-  const created = await createPurchase(app.services.db, input);
+  const created = await createPurchase(app.services.db, app.services.config.codeEncryptionKey, input);
   return created!.purchaseCode;
 }
 

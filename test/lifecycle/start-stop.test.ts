@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -127,6 +128,7 @@ function stalledUpload(port: number, path = '/license-api/purchases/validation')
   socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`);
   return {
     finish: () => socket.write(body.slice(10)),
+    abort: () => socket.destroy(),
     answer: () => new Promise<string>((resolve) => socket.on('close', () => resolve(answer))),
   };
 }
@@ -176,6 +178,36 @@ describe('stopping (C20)', () => {
   });
 });
 
+describe('what the log says', () => {
+  it('a client that disconnects mid-upload is an info line, not an unexpected error', async () => {
+    const env = await serviceEnv({ LOG_LEVEL: 'info' });
+    const run = await startServing(env);
+    const upload = stalledUpload(Number(env.PORT));
+    await sleep(300);
+    upload.abort();
+    await expect.poll(() => run.stderr(), { timeout: 5000 }).toContain('client disconnected before the answer');
+    const line = JSON.parse(run.stderr().split('\n').find((l) => l.includes('client disconnected'))!);
+    expect(line).toMatchObject({ level: 'info', method: 'POST', path: '/license-api/purchases/validation' });
+    expect(run.stderr()).not.toContain('unexpected error');
+    await run.stop();
+  });
+});
+
+describe('demo credentials (C14)', () => {
+  it('`npm run -s seed -- --json` prints one JSON object and nothing else on stdout', async () => {
+    const env = await serviceEnv();
+    const child = spawn('npm', ['run', '-s', 'seed', '--', '--json'], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn', ...env } });
+    let stdout = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    const code = await new Promise((resolve) => child.on('close', resolve));
+    expect(code).toBe(0);
+    expect(stdout.trim().split('\n')).toHaveLength(1);
+    expect(Object.keys(JSON.parse(stdout))).toEqual(
+      expect.arrayContaining(['publicKey', 'secretKey', 'apiKey', 'purchaseCode', 'baseUrl', 'licenseBaseUrl']),
+    );
+  });
+});
+
 describe('the container runs compiled JavaScript with node directly (C20)', () => {
   it('Dockerfile and compose start dist/ with node, never through npm', async () => {
     const dockerfile = await readFile(join(ROOT, 'Dockerfile'), 'utf8');
@@ -184,6 +216,8 @@ describe('the container runs compiled JavaScript with node directly (C20)', () =
     const compose = await readFile(join(ROOT, 'compose.yaml'), 'utf8');
     expect(compose).toMatch(/command: \["node", "dist\/workers\/main\.js"\]/);
     expect(compose).not.toMatch(/npm/);
+    // No well-known admin token to fall back to: compose refuses to start without one.
+    expect(compose).toMatch(/ADMIN_TOKEN: \$\{ADMIN_TOKEN:\?/);
   });
 
   it('the compiled service starts, serves and stops on SIGTERM with exit code 0', async () => {

@@ -1,5 +1,6 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv, Services } from '../../http/context.js';
+import { protectReadyMadeResponses } from '../../http/headers.js';
 import { route, type RouteDoc } from '../../http/route.js';
 import { licenseAdminRoutes } from '../license/index.js';
 import { queueDashboard } from './dashboard.js';
@@ -30,8 +31,8 @@ const DASHBOARD_PATH = '/admin/queues';
 export function adminRoutes(services: Services) {
   const router = new OpenAPIHono<AppEnv>();
   // The dashboard also takes HTTP Basic so a browser can open it; it is guarded before the rest.
-  router.use('/queues', requireAdmin({ basic: true }));
-  router.use('/queues/*', requireAdmin({ basic: true }));
+  router.use('/queues', protectReadyMadeResponses, requireAdmin({ basic: true }));
+  router.use('/queues/*', protectReadyMadeResponses, requireAdmin({ basic: true }));
   // Browsers often add the trailing slash; the dashboard's own routes do not.
   router.get('/queues/', (c) => c.redirect(DASHBOARD_PATH));
   router.route('/queues', queueDashboard(services, DASHBOARD_PATH));

@@ -19,7 +19,8 @@ export async function createItemHandler(c: Ctx) {
 /** POST /admin/license/purchases: records a purchase; the code is shown this once. */
 export async function createPurchaseHandler(c: Ctx) {
   const input = validate(createPurchaseBody, await readBody(c));
-  return success(c, await issuePurchase(c.var.services.db, input));
+  const { db, config } = c.var.services;
+  return success(c, await issuePurchase(db, config.codeEncryptionKey, input));
 }
 
 /** POST /admin/accounts/:id/api-key: a new Interface B key; the old one stops working at once. */

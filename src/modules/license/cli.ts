@@ -41,7 +41,8 @@ export const licenseCommands: Record<string, CliCommand> = {
   'license:purchase:create': {
     usage: 'license:purchase:create --item-id N [--purchase-code X --license-type X --price N --supported-until ISO --downloaded]',
     description: 'Record a purchase of a license item; prints its purchase code once',
-    run: ({ db }, _args, flags) => asCliErrors(() => issuePurchase(db, validate(createPurchaseBody, flagsToInput(flags)))),
+    run: ({ db, config }, _args, flags) =>
+      asCliErrors(() => issuePurchase(db, config.codeEncryptionKey, validate(createPurchaseBody, flagsToInput(flags)))),
   },
   'license:api-key:rotate': {
     usage: 'license:api-key:rotate <account id>',

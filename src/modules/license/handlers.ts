@@ -1,7 +1,8 @@
 import type { Context, ErrorHandler } from 'hono';
 import { clientIp } from '../../http/client-ip.js';
 import type { AppEnv, Services } from '../../http/context.js';
-import { AppError, isDependencyDown } from '../../http/errors.js';
+import { AppError } from '../../http/errors.js';
+import { asAppError } from '../../http/failures.js';
 import { readBody } from '../../http/body.js';
 import { assetUrl } from '../../http/urls.js';
 import { isBlank, validate } from '../../http/validation.js';
@@ -93,7 +94,8 @@ export function validatePurchase(limiters: ValidationLimiters) {
     const input = validationBody.safeParse({ purchase_code: presented });
     if (!input.success) throw licenseError(c, typeof presented === 'string' && !isBlank(presented) ? 'malformed_purchase_code' : 'missing_purchase_code');
     const code = input.data.purchase_code;
-    const found = await findPurchase(c.var.services.db, account.id, code);
+    const { db, config } = c.var.services;
+    const found = await findPurchase(db, config.codeEncryptionKey, account.id, code);
     if (!found) throw licenseError(c, 'invalid_purchase_code');
     return c.json({ status: 'success', data: { purchase: presentPurchase(code, found.purchase, found.item, asset(c)) } });
   };
@@ -109,10 +111,7 @@ export function unknownRoute(c: Ctx): never {
  * caller's language; the app's error handler then renders them in the B envelope.
  */
 export const localizeFailure: ErrorHandler<AppEnv> = (err, c) => {
-  if (err instanceof AppError) {
-    const condition = SHARED_FAILURES[err.code];
-    throw condition ? licenseError(c, condition, err.headers) : err;
-  }
-  c.var.services.logger.error({ requestId: c.var.requestId, method: c.req.method, path: c.req.path, err }, 'unexpected error');
-  throw licenseError(c, isDependencyDown(err) ? 'unavailable' : 'unexpected');
+  const failure = asAppError(c, err);
+  const condition = SHARED_FAILURES[failure.code];
+  throw condition ? licenseError(c, condition, failure.headers) : failure;
 };

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { and, asc, eq, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import type { z } from '@hono/zod-openapi';
 import type { DbOrTx } from '../../db/client.js';
 import { accounts, licenseItems, licensePurchases, type MediaKind } from '../../db/schema.js';
 import { validationError } from '../../http/errors.js';
-import { sha256 } from '../../lib/crypto.js';
+import { hmacSha256, sha256 } from '../../lib/crypto.js';
 import { moneyNumber } from '../../lib/money.js';
 import { isoMicros } from '../../lib/time.js';
 import type { createItemBody, createPurchaseBody } from './schemas.js';
@@ -34,18 +34,32 @@ export async function findItem(db: DbOrTx, ownerId: number, itemId: number): Pro
   return row ?? null;
 }
 
-/** A purchase of one of the owner's items by its code's digest; a code of another owner's item reads as missing. */
+/**
+ * Purchase codes may be short or chosen by a person, so they are stored as a keyed digest (HMAC under
+ * the installation's code key): a copy of the table alone does not let anyone test guesses.
+ */
+export const purchaseCodeDigest = (key: Buffer, purchaseCode: string): Buffer => hmacSha256(key, `purchase-code:${purchaseCode}`);
+
+/**
+ * A purchase of one of the owner's items by its code's digest; a code of another owner's item reads as
+ * missing. A purchase stored before codes were keyed (bare SHA-256) is found too, and re-stored keyed.
+ */
 export async function findPurchase(
   db: DbOrTx,
+  key: Buffer,
   ownerId: number,
   purchaseCode: string,
 ): Promise<{ purchase: LicensePurchase; item: LicenseItem } | null> {
+  const keyed = purchaseCodeDigest(key, purchaseCode);
   const [row] = await db
     .select({ purchase: licensePurchases, item: licenseItems })
     .from(licensePurchases)
     .innerJoin(licenseItems, eq(licenseItems.id, licensePurchases.itemId))
-    .where(and(eq(licensePurchases.codeHash, sha256(purchaseCode)), eq(licenseItems.accountId, ownerId)))
+    .where(and(inArray(licensePurchases.codeHash, [keyed, sha256(purchaseCode)]), eq(licenseItems.accountId, ownerId)))
     .limit(1);
+  if (row && !row.purchase.codeHash.equals(keyed)) {
+    await db.update(licensePurchases).set({ codeHash: keyed }).where(eq(licensePurchases.id, row.purchase.id));
+  }
   return row ?? null;
 }
 
@@ -105,6 +119,7 @@ export type NewPurchase = {
  */
 export async function createPurchase(
   db: DbOrTx,
+  key: Buffer,
   input: NewPurchase,
 ): Promise<{ id: number; purchaseCode: string; purchase: LicensePurchase } | null> {
   const purchaseCode = input.purchaseCode ?? randomUUID();
@@ -112,7 +127,7 @@ export async function createPurchase(
     .insert(licensePurchases)
     .values({
       itemId: input.item.id,
-      codeHash: sha256(purchaseCode),
+      codeHash: purchaseCodeDigest(key, purchaseCode),
       licenseType: input.licenseType ?? 'Regular',
       price: input.price ?? input.item.priceRegular,
       currency: input.item.currency,
@@ -154,10 +169,10 @@ export async function issueItem(db: DbOrTx, defaultCurrency: string, input: z.ou
 }
 
 /** Operator task (HTTP and CLI): records a purchase and returns its code, shown this once. */
-export async function issuePurchase(db: DbOrTx, input: z.output<typeof createPurchaseBody>) {
+export async function issuePurchase(db: DbOrTx, key: Buffer, input: z.output<typeof createPurchaseBody>) {
   const item = await itemById(db, input.item_id);
   if (!item) throw validationError(['The selected item id is invalid.']);
-  const created = await createPurchase(db, {
+  const created = await createPurchase(db, key, {
     item,
     purchaseCode: input.purchase_code,
     licenseType: input.license_type,

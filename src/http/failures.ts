@@ -1,0 +1,22 @@
+import type { Context } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import type { AppEnv } from './context.js';
+import { AppError, isDependencyDown } from './errors.js';
+
+/**
+ * Whatever a request threw, as a catalogue error. An unexpected error is logged with the request id
+ * (the client gets a generic message and that id); a client that went away mid-request is not a
+ * server error and is logged at info.
+ */
+export function asAppError(c: Context<AppEnv>, err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  if (err instanceof HTTPException && err.status < 500) return new AppError(err.status === 413 ? 'payload_too_large' : 'bad_request');
+  const { logger } = c.var.services;
+  const request = { requestId: c.var.requestId, method: c.req.method, path: c.req.path };
+  if (c.req.raw.signal.aborted) {
+    logger.info(request, 'client disconnected before the answer');
+    return new AppError('client_closed');
+  }
+  logger.error({ ...request, err }, 'unexpected error');
+  return new AppError(isDependencyDown(err) ? 'unavailable' : 'internal');
+}

@@ -1,0 +1,88 @@
+import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
+import { serve } from '@hono/node-server';
+import { ERRORS } from './errors.js';
+
+/**
+ * The HTTP limits (C2), set here and nowhere else, and documented in the README.
+ * - Request headers: at most MAX_HEADER_BYTES in all, else 431.
+ * - Bodies: MAX_BODY_BYTES for JSON and form bodies, MAX_UPLOAD_BYTES for `text/plain` code imports, else 413.
+ */
+export const LIMITS = {
+  MAX_HEADER_BYTES: 16 * 1024,
+  MAX_BODY_BYTES: 1024 * 1024,
+  MAX_UPLOAD_BYTES: 100 * 1024 * 1024,
+} as const;
+
+type Fetch = (request: Request, env?: unknown) => Response | Promise<Response>;
+
+/** A failure the HTTP parser answers before any route runs, in the envelope of the interface asked for. */
+function parserFailure(status: 400 | 408 | 431, rawPacket: Buffer | undefined): string {
+  const message = status === 431 ? ERRORS.headers_too_large.message : status === 408 ? ERRORS.request_timeout.message : ERRORS.bad_request.message;
+  const interfaceB = / \/license-api\//.test(rawPacket?.subarray(0, 256).toString('latin1') ?? '');
+  const body = JSON.stringify(interfaceB ? { status: 'error', msg: message } : { status: 'failed', errors: message });
+  const reason = status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request';
+  return (
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+    `X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`
+  );
+}
+
+/**
+ * Ends a connection after its answer without resetting it: what the client still sends is read and
+ * dropped for a while, so a client that is mid-upload reads the answer instead of a connection reset.
+ */
+function closeGently(socket: Socket, answer: string): void {
+  socket.on('error', () => {});
+  socket.end(answer);
+  socket.resume();
+  setTimeout(() => socket.destroy(), 5000).unref();
+}
+
+export type HttpServer = {
+  server: Server;
+  /**
+   * Stops accepting and resolves once every request in flight has its answer fully written (C20); the
+   * connections left (idle keep-alive ones) are closed then.
+   */
+  drain: () => Promise<void>;
+};
+
+/**
+ * Serves `fetch` on HOST:PORT with the limits above. Bodies a handler did not read (an early 401) are
+ * drained by Node itself rather than cut off, so the client gets to read the answer.
+ */
+export function serveHttp(fetch: Fetch, { port, hostname }: { port: number; hostname: string }): HttpServer {
+  const server = serve({
+    fetch,
+    port,
+    hostname,
+    autoCleanupIncoming: false,
+    serverOptions: { maxHeaderSize: LIMITS.MAX_HEADER_BYTES },
+  }) as Server;
+  server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket) => {
+    if (!socket.writable || err.code === 'ECONNRESET') {
+      socket.destroy();
+      return;
+    }
+    const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+    closeGently(socket, parserFailure(status, err.rawPacket));
+  });
+
+  // A request counts until its response is on the wire, not merely until the handler returned.
+  let inFlight = 0;
+  let idle: (() => void) | null = null;
+  server.on('request', (_req, res) => {
+    inFlight++;
+    res.once('close', () => {
+      if (--inFlight === 0) idle?.();
+    });
+  });
+  const drain = async () => {
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    if (inFlight > 0) await new Promise<void>((resolve) => (idle = resolve));
+    server.closeAllConnections();
+    await closed;
+  };
+  return { server, drain };
+}

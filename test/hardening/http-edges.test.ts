@@ -1,0 +1,167 @@
+import { createConnection } from 'node:net';
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pageWindow } from '../../src/http/pagination.js';
+import { sha256 } from '../../src/lib/crypto.js';
+import { purchaseCodeDigest } from '../../src/modules/license/service.js';
+import { insertCardService, insertOrder } from '../admin/fixtures.js';
+import { buyer, createTestAccount, expectJson } from '../helpers/api.js';
+import { startTestApp, type TestApp } from '../helpers/harness.js';
+import { sleep } from '../helpers/processes.js';
+import { makeItem, makePurchase } from '../license/helpers.js';
+
+let app: TestApp;
+let port: number;
+beforeAll(async () => {
+  app = await startTestApp();
+  port = Number(new URL(app.baseUrl).port);
+});
+afterAll(async () => app?.close());
+
+const admin = (path: string, body?: unknown) =>
+  app.request(path, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: { Authorization: `Bearer ${app.adminToken}`, 'Content-Type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+
+describe('protective headers (C3)', () => {
+  it('every response says nosniff; HTML pages refuse framing; secrets are never cached', async () => {
+    const keys = await createTestAccount(app);
+    const responses = {
+      token: await app.request('/api/generate/authorization-token', { method: 'POST', headers: { PublicKey: keys.publicKey, SecretKey: keys.secretKey } }),
+      unauthenticated: await app.request('/api/get-category'),
+      unknown: await app.request('/nowhere'),
+      health: await app.request('/health'),
+      docs: await app.request('/docs'),
+      dashboard: await app.request('/admin/queues', { headers: { Authorization: `Bearer ${app.adminToken}` } }),
+      newAccount: await admin('/admin/accounts', { firstname: 'New', lastname: 'Keys' }),
+      rotatedKey: await admin(`/admin/accounts/${keys.id}/api-key`, {}),
+      licenseB: await app.request('/license-api/account/details'),
+    };
+    for (const [name, response] of Object.entries(responses)) {
+      expect(response.headers.get('x-content-type-options'), name).toBe('nosniff');
+    }
+    for (const name of ['docs', 'dashboard'] as const) {
+      expect(responses[name].headers.get('content-type'), name).toContain('text/html');
+      expect(responses[name].headers.get('x-frame-options'), name).toBe('DENY');
+      expect(responses[name].headers.get('content-security-policy'), name).toContain("frame-ancestors 'none'");
+    }
+    for (const name of ['token', 'newAccount', 'rotatedKey'] as const) {
+      expect(responses[name].status, name).toBe(200);
+      expect(responses[name].headers.get('cache-control'), name).toBe('no-store');
+    }
+  });
+});
+
+type RawAnswer = { sent: number; error: string | null; answer: string };
+
+/**
+ * Sends a request the way a simple client does: the whole body first (in chunks, not too fast), and
+ * only then reads the answer. A server that resets the connection mid-upload makes it fail.
+ */
+function uploadThenRead(head: string, bodyBytes: number, chunk = 64 * 1024): Promise<RawAnswer> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ port, host: '127.0.0.1' });
+    let answer = '';
+    let sent = 0;
+    let error: string | null = null;
+    const complete = () => {
+      const split = answer.indexOf('\r\n\r\n');
+      const length = /content-length: (\d+)/i.exec(answer)?.[1];
+      return split !== -1 && length !== undefined && answer.length - split - 4 >= Number(length);
+    };
+    socket.on('data', (data) => {
+      answer += data.toString('latin1');
+      // Done once the whole answer is in and the body was sent: the connection may stay open (keep-alive).
+      if (complete() && sent >= bodyBytes) socket.destroy();
+    });
+    socket.on('error', (err) => (error = (err as NodeJS.ErrnoException).code ?? err.message));
+    socket.on('close', () => resolve({ sent, error, answer }));
+    socket.write(head);
+    const pump = async () => {
+      while (sent < bodyBytes && !socket.destroyed) {
+        const size = Math.min(chunk, bodyBytes - sent);
+        if (!socket.write(Buffer.alloc(size, 120))) await new Promise((r) => socket.once('drain', r));
+        sent += size;
+        await sleep(15);
+      }
+      if (complete()) socket.destroy();
+    };
+    void pump();
+  });
+}
+
+describe('limits answered in the envelope, readable by the client (C2)', () => {
+  it('a body over the limit gets 413 after the client has sent it all, on both interfaces', async () => {
+    const size = 3 * 1024 * 1024;
+    for (const [path, envelope] of [
+      ['/api/card/make-order', '{"status":"failed","errors":"The request body is too large."}'],
+      ['/license-api/purchases/validation', '{"status":"error","msg":"The request body is too large."}'],
+    ] as const) {
+      const result = await uploadThenRead(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${size}\r\n\r\n`, size);
+      expect(result.error, path).toBeNull();
+      expect(result.sent).toBe(size);
+      expect(result.answer).toMatch(/^HTTP\/1\.1 413 /);
+      expect(result.answer.endsWith(envelope)).toBe(true);
+    }
+  });
+
+  it('headers over the limit get 431 in the envelope, not a bare status or a reset', async () => {
+    const big = 'a'.repeat(100_000);
+    const a = await app.request('/api/get-category', { headers: { 'X-Big': big } });
+    expect(a.status).toBe(431);
+    expect(a.headers.get('content-type')).toBe('application/json');
+    expect(await a.json()).toEqual({ status: 'failed', errors: 'The request headers are too large.' });
+    const b = await app.request('/license-api/items/all', { headers: { 'X-Big': big } });
+    expect(b.status).toBe(431);
+    expect(await b.json()).toEqual({ status: 'error', msg: 'The request headers are too large.' });
+  });
+});
+
+describe('page links (C11)', () => {
+  it('are bounded as Laravel bounds them, whatever the number of pages', async () => {
+    expect(pageWindow(1, 5)).toEqual([1, 2, 3, 4, 5]);
+    expect(pageWindow(1, 13)).toHaveLength(13);
+    expect(pageWindow(1, 125)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, null, 124, 125]);
+    expect(pageWindow(60, 125)).toEqual([1, 2, null, 57, 58, 59, 60, 61, 62, 63, null, 124, 125]);
+    expect(pageWindow(125, 125)).toEqual([1, 2, null, 116, 117, 118, 119, 120, 121, 122, 123, 124, 125]);
+
+    const { keys, api } = await buyer(app);
+    const card = await insertCardService(app.services.db);
+    for (let i = 0; i < 125; i++) await insertOrder(app.services.db, { kind: 'card', accountId: keys.id, ...card, cardServiceId: card.serviceId });
+    await app.services.db.execute(sql`update accounts set card_order_count = 125 where id = ${keys.id}`);
+    const page = (await expectJson(await api.get('/api/get-card/orders?per_page=1&page=60'), 200)).message;
+    expect(page.total).toBe(125);
+    expect(page.links.map((l: { label: string }) => l.label)).toEqual([
+      '&laquo; Previous', '1', '2', '...', '57', '58', '59', '60', '61', '62', '63', '...', '124', '125', 'Next &raquo;',
+    ]);
+    expect(page.links.find((l: { active: boolean }) => l.active).label).toBe('60');
+    expect(page.links[3].url).toBeNull();
+  });
+});
+
+describe('purchase codes at rest (C12)', () => {
+  it('are stored as a keyed digest; one stored as bare SHA-256 before still validates and is re-stored keyed', async () => {
+    const owner = await createTestAccount(app);
+    const item = await makeItem(app, owner.id, 'image');
+    const code = await makePurchase(app, { item, purchaseCode: 'short-code-1' });
+    const key = app.services.config.codeEncryptionKey;
+    const [stored] = await app.services.sql<{ code_hash: Buffer }[]>`select code_hash from license_purchases where item_id = ${item.id}`;
+    expect(stored!.code_hash.equals(sha256(code))).toBe(false);
+    expect(stored!.code_hash.equals(purchaseCodeDigest(key, code))).toBe(true);
+
+    // A purchase from before: its digest is the bare SHA-256 of the code.
+    await app.services.sql`update license_purchases set code_hash = ${sha256(code)} where item_id = ${item.id}`;
+    const validate = () =>
+      app.request('/license-api/purchases/validation', {
+        method: 'POST',
+        headers: { 'X-API-Key': owner.apiKey, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ purchase_code: code }),
+      });
+    expect((await expectJson(await validate(), 200)).data.purchase.purchase_code).toBe(code);
+    const [upgraded] = await app.services.sql<{ code_hash: Buffer }[]>`select code_hash from license_purchases where item_id = ${item.id}`;
+    expect(upgraded!.code_hash.equals(purchaseCodeDigest(key, code))).toBe(true);
+    await expectJson(await validate(), 200);
+  });
+});

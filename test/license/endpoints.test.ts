@@ -3,7 +3,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestAccount, expectJson, ISO_MICROS, type Json } from '../helpers/api.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 import { accounts } from '../../src/db/schema.js';
-import { sha256 } from '../../src/lib/crypto.js';
 import type { AccountCredentials } from '../../src/modules/accounts/service.js';
 import { purchaseCodeDigest, type LicenseItem } from '../../src/modules/license/service.js';
 import { seedDemoData } from '../../src/seed/index.js';

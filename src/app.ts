@@ -8,6 +8,7 @@ import { bodyLimit } from './http/body-limit.js';
 import { AppError } from './http/errors.js';
 import { asAppError } from './http/failures.js';
 import { protectiveHeaders, protectReadyMadeResponses } from './http/headers.js';
+import { until } from './lib/deadline.js';
 import { LIMITS } from './http/server.js';
 import { authRoutes } from './modules/auth/index.js';
 import { catalogRoutes } from './modules/catalog/index.js';
@@ -68,8 +69,14 @@ export function createApp(services: Services) {
   // Operational endpoints (C16): no token.
   app.get('/health', (c) => c.json({ status: 'ok' }));
   app.get('/ready', async (c) => {
-    const checks = await Promise.allSettled([services.db.execute(sql`select 1`), services.redis.ping()]);
-    const [postgres, redis] = checks.map((r) => (r.status === 'fulfilled' ? 'up' : 'down'));
+    // Answered within 2 s (C16): a check that has not answered by then counts as down.
+    const deadline = Date.now() + 2000;
+    const up = async (check: Promise<unknown>) => {
+      let answered = false;
+      await until(deadline, check.then(() => (answered = true)));
+      return answered ? 'up' : 'down';
+    };
+    const [postgres, redis] = await Promise.all([up(services.db.execute(sql`select 1`)), up(services.redis.ping())]);
     const ready = postgres === 'up' && redis === 'up';
     return c.json({ status: ready ? 'ready' : 'unavailable', postgres, redis }, ready ? 200 : 503);
   });

@@ -48,6 +48,8 @@ const EnvSchema = z.object({
   TRUST_PROXY: booleanFlag.default(false),
   RUN_WORKERS: booleanFlag.default(true),
   WORKER_CONCURRENCY: positiveInt.default(8),
+  /** How long a worker holds a job's lock between renewals; a crashed worker's jobs run again after about this long. */
+  JOB_LOCK_SECONDS: positiveInt.default(30),
   TOPUP_PROVIDER: z.enum(['manual', 'http']).default('manual'),
   TOPUP_PROVIDER_URL: z.url().optional(),
   TOPUP_PROVIDER_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),

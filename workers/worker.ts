@@ -33,7 +33,14 @@ export function startQueueWorker<Data, Result>(
       if (!parsed.success) throw new UnrecoverableError(`invalid ${queueName} job: ${parsed.error.message}`);
       return process(parsed.data);
     },
-    { connection, prefix: config.BULLMQ_PREFIX, concurrency },
+    {
+      connection,
+      prefix: config.BULLMQ_PREFIX,
+      concurrency,
+      // A worker killed mid-job leaves the job locked; another takes it over once the lock lapses.
+      lockDuration: config.JOB_LOCK_SECONDS * 1000,
+      stalledInterval: config.JOB_LOCK_SECONDS * 1000,
+    },
   );
   worker.on('failed', (job, err) =>
     logger.warn({ queue: queueName, jobId: job?.id, attempt: job?.attemptsMade, err }, 'job failed'),

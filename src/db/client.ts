@@ -36,14 +36,15 @@ function preparing(sql: Sql): Sql {
   });
 }
 
-export function connectDatabase(url: string, max = 16): Database {
+/** `applicationName` tells the processes apart in pg_stat_activity. */
+export function connectDatabase(url: string, max = 16, applicationName = 'topup-store'): Database {
   const sql = postgres(url, {
     max,
     onnotice: () => {},
     // While PostgreSQL is away, requests fail (503) within seconds instead of queueing for half a minute.
     connect_timeout: 5,
     // Timestamps come back as PostgreSQL text in UTC, which keeps their microseconds.
-    connection: { TimeZone: 'UTC', application_name: 'topup-store' },
+    connection: { TimeZone: 'UTC', application_name: applicationName },
   });
   const db = drizzle(preparing(sql), { schema });
   return { db, sql, close: (deadline = Date.now() + 5000) => sql.end({ timeout: secondsLeft(deadline) }) };

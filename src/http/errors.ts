@@ -49,13 +49,28 @@ export class AppError extends Error {
 
 export const validationError = (messages: string[]) => new AppError('validation', messages);
 
-/** Connection failures to PostgreSQL or Redis answer 503 rather than 500 (C2). */
-export function isDependencyDown(err: unknown): boolean {
-  const code = (err as { code?: string } | null)?.code ?? '';
-  const message = err instanceof Error ? err.message : '';
-  return (
-    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECT_TIMEOUT', '57P01', '57P03'].includes(code) ||
-    /Connection is closed|Stream isn't writeable/.test(message)
-  );
-}
+/** The codes of a connection to PostgreSQL or Redis that failed or was cut (the request may succeed again). */
+const DEPENDENCY_DOWN = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'CONNECT_TIMEOUT',
+  // admin_shutdown (a terminated backend), crash_shutdown, cannot_connect_now
+  '57P01',
+  '57P02',
+  '57P03',
+]);
 
+/** Connection failures to PostgreSQL or Redis answer 503 rather than 500 (C2), wherever they sit in the cause chain. */
+export function isDependencyDown(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: string }).code ?? '';
+    const message = e instanceof Error ? e.message : '';
+    if (DEPENDENCY_DOWN.has(code) || /Connection is closed|Stream isn't writeable/.test(message)) return true;
+  }
+  return false;
+}

@@ -1,0 +1,90 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Queue } from 'bullmq';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { QUEUE_NAMES } from '../../src/queues/index.js';
+import { startCluster, type Cluster } from '../helpers/cluster.js';
+import { createTestDatabase } from '../helpers/harness.js';
+import { checkInvariants, NO_VIOLATIONS, violations } from '../helpers/invariants.js';
+import { openStore, placeOrders, settled, testDatabase, type Store } from './support.js';
+
+/**
+ * Every job delivered more than once (BullMQ is at-least-once): each order's fulfilment job runs three
+ * times over two workers, restocks run twice at once, and top-ups reach the provider again. Handlers are
+ * idempotent: codes are delivered once, money moves once, and the provider sees one idempotency key per order.
+ */
+let database: Awaited<ReturnType<typeof createTestDatabase>>;
+let db: ReturnType<typeof testDatabase>;
+let cluster: Cluster;
+let store: Store;
+let provider: Server;
+const keysByUtr = new Map<string, Set<string>>();
+
+beforeAll(async () => {
+  provider = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk) => (body += chunk));
+    req.on('end', () => {
+      const { utr } = JSON.parse(body) as { utr: string };
+      keysByUtr.set(utr, (keysByUtr.get(utr) ?? new Set()).add(String(req.headers['idempotency-key'])));
+      res.writeHead(200).end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
+  database = await createTestDatabase();
+  db = testDatabase(database.url);
+  cluster = await startCluster({
+    databaseUrl: database.url,
+    redisUrl: inject('redisUrl'),
+    workers: 2,
+    env: {
+      TOPUP_PROVIDER: 'http',
+      TOPUP_PROVIDER_URL: `http://127.0.0.1:${(provider.address() as AddressInfo).port}/top-ups`,
+      TOPUP_PROVIDER_SECRET: 'duplicate-delivery-secret',
+    },
+  });
+  store = await openStore(cluster, db.db, { scarce: 30 });
+});
+afterAll(async () => {
+  await cluster?.stop();
+  await db?.close();
+  await database?.drop();
+  await new Promise((resolve) => provider.close(resolve));
+});
+
+describe('jobs delivered more than once', () => {
+  it('change nothing the second time', async () => {
+    const queue = new Queue(QUEUE_NAMES.fulfilment, { connection: { url: inject('redisUrl') }, prefix: cluster.env.BULLMQ_PREFIX });
+    const restock = new Queue(QUEUE_NAMES.restock, { connection: { url: inject('redisUrl') }, prefix: cluster.env.BULLMQ_PREFIX });
+    try {
+      const { accepted } = await placeOrders(cluster, store, 200, 16);
+      const orders = await db.sql<{ id: number; utr: string }[]>`select id::float8 as id, utr from orders where utr = any(${accepted})`;
+      // Two more deliveries of every order's job, under other job ids, racing the first.
+      await queue.addBulk(
+        orders.flatMap((o) => [1, 2].map((n) => ({ name: 'fulfil', data: { orderId: o.id, utr: o.utr }, opts: { jobId: `${o.utr}-again-${n}` } }))),
+      );
+      await settled(db.sql);
+
+      // Restock the scarce service, with its restock job delivered twice at once.
+      const key = Buffer.from(cluster.env.CODE_ENCRYPTION_KEY!, 'hex');
+      const { addCodes } = await import('../../src/modules/inventory/service.js');
+      await addCodes(db.db, key, store.cards.scarce, Array.from({ length: 400 }, (_, i) => `DUP-${i}-${Math.random()}`));
+      await restock.addBulk([1, 2, 3].map((n) => ({ name: 'restock', data: { cardServiceId: store.cards.scarce }, opts: { jobId: `restock-twice-${n}` } })));
+      await settled(db.sql);
+
+      const report = await checkInvariants(db.sql, accepted);
+      expect(violations(report), cluster.logs()).toEqual(NO_VIOLATIONS);
+      expect(report.ordersByStatus.stock_short ?? 0).toBe(0);
+      const topUps = await db.sql<{ utr: string; status: number }[]>`select utr, status from orders where kind = 'top_up'`;
+      expect(topUps.length).toBeGreaterThan(0);
+      for (const { utr, status } of topUps) {
+        expect(status).toBe(1);
+        expect([...(keysByUtr.get(utr) ?? [])]).toEqual([utr]);
+      }
+    } finally {
+      await queue.close();
+      await restock.close();
+    }
+  }, 180_000);
+});

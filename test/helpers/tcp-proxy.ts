@@ -1,0 +1,40 @@
+import { createServer, createConnection, type Server, type Socket } from 'node:net';
+
+/**
+ * A TCP relay in front of a server (PostgreSQL, say) that a test can cut, as a network partition or a
+ * server that went away would, and restore on the same port.
+ */
+export async function tcpProxy(targetPort: number, targetHost = '127.0.0.1') {
+  const sockets = new Set<Socket>();
+  let server: Server | null = null;
+  let port = 0;
+  const listen = () =>
+    new Promise<void>((resolve) => {
+      server = createServer((client) => {
+        const upstream = createConnection({ port: targetPort, host: targetHost });
+        // Either side closing or failing closes the other, as a real connection would end.
+        const pair = [client, upstream];
+        for (const s of pair) {
+          sockets.add(s);
+          s.on('error', () => {});
+          s.on('close', () => {
+            sockets.delete(s);
+            for (const other of pair) other.destroy();
+          });
+        }
+        client.pipe(upstream).pipe(client);
+      });
+      server.listen(port, '127.0.0.1', () => {
+        port = (server!.address() as { port: number }).port;
+        resolve();
+      });
+    });
+  await listen();
+  const cut = async () => {
+    const closed = new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    server = null;
+    for (const s of sockets) s.destroy();
+    await closed;
+  };
+  return { port: () => port, cut, restore: listen, close: cut };
+}

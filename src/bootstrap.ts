@@ -5,6 +5,7 @@ import { ensureDatabase, migrateDatabase } from './db/migrate.js';
 import { ConfigError, generateCodeEncryptionKey, parseEnv, readCodeEncryptionKey, withKey, type Config, type Env } from './env.js';
 import type { Services } from './http/context.js';
 import { adoptCodeKey, storedKeyFingerprint } from './modules/inventory/code-key.js';
+import type { Logger } from './lib/logger.js';
 import { createServices } from './services.js';
 
 /** A problem that stops the process at start, said in one line naming the variable (C20). */
@@ -147,6 +148,19 @@ export async function startOrExit<T>(start: () => Promise<T>): Promise<T> {
     process.stderr.write(`${line}\n`);
     process.exit(1);
   }
+}
+
+/**
+ * An error nobody caught ends the process (its state can no longer be trusted), but as one log line with
+ * the cause, so the supervisor's restart is explained.
+ */
+export function exitOnUncaught(logger: Logger): void {
+  const fatal = (kind: string) => (err: unknown) => {
+    logger.fatal({ err }, kind);
+    process.exit(1);
+  };
+  process.on('uncaughtException', fatal('uncaught exception'));
+  process.on('unhandledRejection', fatal('unhandled promise rejection'));
 }
 
 /**

@@ -1,6 +1,6 @@
 import { startWorkers } from '../workers/index.js';
 import { createApp } from './app.js';
-import { bootstrap, onShutdown, startOrExit, StartupError } from './bootstrap.js';
+import { bootstrap, exitOnUncaught, onShutdown, startOrExit, StartupError } from './bootstrap.js';
 import { until } from './lib/deadline.js';
 import type { Config } from './env.js';
 import { serveHttp, type HttpServer } from './http/server.js';
@@ -22,6 +22,7 @@ function listen(fetch: ReturnType<typeof createApp>['fetch'], config: Config): P
 const { services, http, workers } = await startOrExit(async () => {
   const services = await bootstrap({ prepareDatabase: true });
   const { config, logger } = services;
+  exitOnUncaught(services.logger);
   if (await isDatabaseEmpty(services.db)) {
     await seedDemoData(services.db, config);
     logger.info('demo data seeded; run `npm run -s seed -- --json` for the demo credentials');

@@ -28,14 +28,17 @@ async function discard(reader: ReadableStreamDefaultReader<Uint8Array>): Promise
  * with a declared length is checked up front; a chunked one is counted as it arrives.
  */
 export const bodyLimit = (max: number) => async (c: Context, next: Next) => {
-  const body = c.req.raw.body;
-  if (!body) return next();
+  // The body stream is only opened when it must be read here: a body a route never reads is then drained
+  // by Node after the answer, and the connection stays usable.
   const declared = c.req.header('content-length');
-  if (declared !== undefined && !c.req.header('transfer-encoding')) {
-    if (Number(declared) <= max) return next();
-    await discard(body.getReader());
+  const chunked = c.req.header('transfer-encoding') !== undefined;
+  if (!chunked) {
+    if (declared === undefined || Number(declared) <= max) return next();
+    if (c.req.raw.body) await discard(c.req.raw.body.getReader());
     throw new AppError('payload_too_large');
   }
+  const body = c.req.raw.body;
+  if (!body) return next();
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;

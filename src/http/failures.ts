@@ -17,6 +17,10 @@ export function asAppError(c: Context<AppEnv>, err: unknown): AppError {
     logger.info(request, 'client disconnected before the answer');
     return new AppError('client_closed');
   }
+  if (isDependencyDown(err)) {
+    logger.warn({ ...request, err }, 'a dependency is unavailable');
+    return new AppError('unavailable');
+  }
   logger.error({ ...request, err }, 'unexpected error');
-  return new AppError(isDependencyDown(err) ? 'unavailable' : 'internal');
+  return new AppError('internal');
 }

@@ -1,6 +1,6 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { Socket } from 'node:net';
-import { serve } from '@hono/node-server';
+import { getRequestListener } from '@hono/node-server';
 import { ERRORS } from './errors.js';
 
 /**
@@ -19,7 +19,7 @@ type Fetch = (request: Request, env?: unknown) => Response | Promise<Response>;
 /** A failure the HTTP parser answers before any route runs, in the envelope of the interface asked for. */
 function parserFailure(status: 400 | 408 | 431, rawPacket: Buffer | undefined): string {
   const message = status === 431 ? ERRORS.headers_too_large.message : status === 408 ? ERRORS.request_timeout.message : ERRORS.bad_request.message;
-  const interfaceB = / \/license-api\//.test(rawPacket?.subarray(0, 256).toString('latin1') ?? '');
+  const interfaceB = / \/license-api(?:[/?# ]|$)/.test(rawPacket?.subarray(0, 256).toString('latin1') ?? '');
   const body = JSON.stringify(interfaceB ? { status: 'error', msg: message } : { status: 'failed', errors: message });
   const reason = status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request';
   return (
@@ -53,13 +53,14 @@ export type HttpServer = {
  * drained by Node itself rather than cut off, so the client gets to read the answer.
  */
 export function serveHttp(fetch: Fetch, { port, hostname }: { port: number; hostname: string }): HttpServer {
-  const server = serve({
-    fetch,
-    port,
+  const listener = getRequestListener(fetch, {
     hostname,
     autoCleanupIncoming: false,
-    serverOptions: { maxHeaderSize: LIMITS.MAX_HEADER_BYTES },
-  }) as Server;
+    // A request Node could parse but that names no URL we can build (a malformed Host header, say).
+    errorHandler: () => Response.json({ status: 'failed', errors: ERRORS.bad_request.message }, { status: 400 }),
+  });
+  const server = createServer({ maxHeaderSize: LIMITS.MAX_HEADER_BYTES }, listener);
+  server.listen(port, hostname);
   server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket) => {
     if (!socket.writable || err.code === 'ECONNRESET') {
       socket.destroy();

@@ -38,6 +38,7 @@ export async function openStore(cluster: Cluster, db: Database['db'], { buyers =
   return { cards: { stocked: a, scarce: b, campaign: c }, topUp: { id: topUp.id, serviceId: topUp.services[0]!.id }, tokens };
 }
 
+/** `transportErrors`: requests without an answer (connection refused or reset, or none within 20 s). */
 export type LoadResult = { accepted: string[]; statuses: Record<number, number>; transportErrors: number };
 
 /**
@@ -59,6 +60,8 @@ export async function placeOrders(cluster: Cluster, store: Store, orders: number
         method: 'POST',
         headers: { Authorization: token, 'Content-Type': 'application/json' },
         body: JSON.stringify(request.body),
+        // A request that never gets its answer is a failure of its own, not a hung test.
+        signal: AbortSignal.timeout(20_000),
       });
       const body = (await response.json()) as { message: { utr?: string } | string };
       result.statuses[response.status] = (result.statuses[response.status] ?? 0) + 1;

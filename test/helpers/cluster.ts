@@ -12,6 +12,10 @@ export type Cluster = {
   api: Run;
   workers: Run[];
   startWorker: () => Promise<Run>;
+  /** Starts the API process again (after it was killed) and waits until it answers. */
+  restartApi: () => Promise<Run>;
+  /** Every process started so far (API processes first), living or not. */
+  processes: () => Run[];
   /** Output of every process so far, for a failing test's message. */
   logs: () => string;
   stop: () => Promise<void>;
@@ -38,8 +42,11 @@ export async function startCluster(options: {
     ...options.env,
   };
   const baseUrl = `http://127.0.0.1:${port}`;
-  const api = runEntry('src/main.ts', { ...env, RUN_WORKERS: 'false' });
-  await waitForHttp(`${baseUrl}/health`, api);
+  const startApi = async () => {
+    const api = runEntry('src/main.ts', { ...env, RUN_WORKERS: 'false' });
+    await waitForHttp(`${baseUrl}/health`, api);
+    return api;
+  };
   const workers: Run[] = [];
   const startWorker = async () => {
     const worker = runEntry('workers/main.ts', env);
@@ -49,17 +56,26 @@ export async function startCluster(options: {
     worker.ensureRunning();
     return worker;
   };
+  const apis = [await startApi()];
   for (let i = 0; i < (options.workers ?? 1); i++) await startWorker();
-  return {
+  const cluster: Cluster = {
     baseUrl,
     env,
     adminToken,
-    api,
+    api: apis[0]!,
     workers,
     startWorker,
-    logs: () => [api, ...workers].map((p, i) => `--- process ${i}\n${p.stderr()}`).join('\n'),
+    restartApi: async () => {
+      const api = await startApi();
+      apis.push(api);
+      cluster.api = api;
+      return api;
+    },
+    processes: () => [...apis, ...workers],
+    logs: () => [...apis, ...workers].map((p, i) => `--- process ${i}\n${p.stderr()}`).join('\n'),
     stop: async () => {
-      await Promise.all([api, ...workers].map((p) => p.stop()));
+      await Promise.all([...apis, ...workers].map((p) => p.stop()));
     },
   };
+  return cluster;
 }

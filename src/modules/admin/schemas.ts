@@ -44,7 +44,9 @@ const STATUS_BY_NAME: Record<string, OrderStatus> = {
 export const ListOrdersQuery = z.object({
   status: text(20)
     .transform((v, ctx) => {
-      const status = STATUS_BY_NAME[v.trim().toLowerCase()];
+      const name = v.trim().toLowerCase();
+      // Own keys only: `constructor` or `__proto__` name no status.
+      const status = Object.hasOwn(STATUS_BY_NAME, name) ? STATUS_BY_NAME[name] : undefined;
       if (status === undefined) {
         ctx.addIssue({ code: 'custom', message: 'must be one of initiate, completed, refund, stock_short or 0 to 3.' });
         return z.NEVER;

@@ -1,6 +1,4 @@
-import { QueueEvents } from 'bullmq';
 import { count, desc, eq, inArray } from 'drizzle-orm';
-import { Redis } from 'ioredis';
 import type { Db } from '../../db/client.js';
 import { orderLines, orders } from '../../db/schema.js';
 import type { Config } from '../../env.js';
@@ -13,7 +11,6 @@ import { refundOrder } from '../fulfilment/refund.js';
 import { restockCardService } from '../fulfilment/service.js';
 import { addCodes } from '../inventory/service.js';
 import { STATUS_LABELS, type OrderStatus } from '../orders/state.js';
-import { QUEUE_NAMES } from '../../queues/index.js';
 
 export type NewOperatorAccount = { firstname: string; lastname: string; email?: string; currency?: string; balance?: string };
 
@@ -43,11 +40,15 @@ export async function moveBalance(db: Db, accountId: number, amount: string, rea
 
 export type ImportResult = { added: number; skipped: number; fulfilled_orders: number | null };
 
+/** How often an import looks whether its restock job has finished. */
+const RESTOCK_POLL_MS = 50;
+
 /**
  * Stores new codes, then has the restock job fulfil waiting `stock_short` orders and waits up to
  * `waitMs` for it: `fulfilled_orders` is null when the job is still running (it finishes in the
  * background). When the queue cannot be reached the restock runs here instead, so no order waits
- * on a job that was never enqueued.
+ * on a job that was never enqueued. The job's state is read from the queue itself (no event
+ * subscription, so no extra connection and no missed "finished" event).
  */
 export async function importCodes(
   services: Services,
@@ -64,26 +65,16 @@ export async function importCodes(
     const { fulfilledOrders } = await restockCardService(services.db, cardServiceId);
     return { added, skipped, fulfilled_orders: fulfilledOrders };
   }
-  const connection = new Redis(services.config.REDIS_URL, { maxRetriesPerRequest: null });
-  connection.on('error', () => {});
-  const events = new QueueEvents(QUEUE_NAMES.restock, { connection, prefix: services.config.BULLMQ_PREFIX });
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    // waitUntilFinished also checks whether the job finished before the listener was attached.
-    const finished = events
-      .waitUntilReady()
-      .then(() => job.waitUntilFinished(events, waitMs) as Promise<{ fulfilledOrders: number }>)
-      // A failed job or a closed connection reads as "not finished yet".
-      .then((result) => result.fulfilledOrders, () => null);
-    const timeout = new Promise<null>((resolve) => {
-      timer = setTimeout(() => resolve(null), waitMs);
-    });
-    return { added, skipped, fulfilled_orders: await Promise.race([finished, timeout]) };
-  } finally {
-    clearTimeout(timer);
-    await events.close().catch(() => {});
-    connection.disconnect();
+  const deadline = Date.now() + waitMs;
+  while (Date.now() < deadline) {
+    const current = await services.queues.restock.getJob(job.id!).catch(() => undefined);
+    if (current?.finishedOn && !current.failedReason) {
+      return { added, skipped, fulfilled_orders: (current.returnvalue as { fulfilledOrders: number }).fulfilledOrders };
+    }
+    if (current === undefined || current?.failedReason) break;
+    await new Promise((resolve) => setTimeout(resolve, RESTOCK_POLL_MS));
   }
+  return { added, skipped, fulfilled_orders: null };
 }
 
 export type OrderFilter = { status?: OrderStatus; page: number; perPage: number };

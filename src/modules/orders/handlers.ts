@@ -60,7 +60,7 @@ async function place(
   try {
     await withinMs(ENQUEUE_TIMEOUT_MS, queues.fulfilment.add('fulfil', { orderId: result.orderId, utr: result.utr }, { jobId: result.utr }));
   } catch (err) {
-    logger.error({ utr: result.utr, err }, 'order enqueue failed; the reconciler will pick it up');
+    logger.warn({ utr: result.utr, err }, 'order enqueue failed; the reconciler will pick it up');
   }
   return c.json(order.response as object, 200);
 }

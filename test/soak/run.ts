@@ -1,0 +1,377 @@
+/**
+ * `npm run soak -- --orders N`: card, top-up and campaign orders from many accounts against the service
+ * as it runs in production (an API process and worker processes), while restocks, refunds and a campaign
+ * end happen and faults are injected (workers killed, Redis emptied, PostgreSQL backends terminated, the
+ * API killed). When the store has settled, DESIGN §2 is checked over the whole database and the result is
+ * written to reports/reliability.md.
+ */
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { parseArgs } from 'node:util';
+import postgres from 'postgres';
+import { connectDatabase } from '../../src/db/client.js';
+import { migrateDatabase } from '../../src/db/migrate.js';
+import { createAccount } from '../../src/modules/accounts/service.js';
+import { syncCampaigns } from '../../src/modules/campaigns/service.js';
+import { startCluster, type Cluster } from '../helpers/cluster.js';
+import { createCampaign, createCard, createTopUp } from '../helpers/fixtures.js';
+import { checkInvariants, violations } from '../helpers/invariants.js';
+import { ROOT, sleep } from '../helpers/processes.js';
+import { ownRedis } from '../helpers/redis-server.js';
+
+const { values: args } = parseArgs({
+  options: {
+    orders: { type: 'string', default: '10000' },
+    concurrency: { type: 'string', default: '32' },
+    accounts: { type: 'string', default: '40' },
+    report: { type: 'string', default: 'reports/reliability.md' },
+  },
+  strict: true,
+});
+const ORDERS = Number(args.orders);
+const CONCURRENCY = Number(args.concurrency);
+const ACCOUNTS = Number(args.accounts);
+if (!Number.isInteger(ORDERS) || ORDERS < 1 || !Number.isInteger(CONCURRENCY) || !Number.isInteger(ACCOUNTS)) {
+  process.stderr.write('usage: npm run soak -- --orders <n> [--concurrency <n>] [--accounts <n>] [--report <file>]\n');
+  process.exit(2);
+}
+
+const log = (line: string) => process.stderr.write(`[soak ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+const pick = <T>(list: readonly T[]): T => list[Math.floor(Math.random() * list.length)]!;
+
+// ── a database and a Redis of its own ──
+const server = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const name = `topup_soak_${Date.now().toString(36)}`;
+const maintenance = new URL(server);
+maintenance.pathname = '/postgres';
+const admin = postgres(maintenance.toString(), { max: 1, onnotice: () => {} });
+await admin.unsafe(`create database "${name}"`);
+const databaseUrl = new URL(server);
+databaseUrl.pathname = `/${name}`;
+await migrateDatabase(databaseUrl.toString());
+const redis = await ownRedis();
+const db = connectDatabase(databaseUrl.toString(), 4, 'topup-soak');
+
+// ── a top-up provider that mostly delivers, sometimes is down (retried) and sometimes refuses (refunded) ──
+const providerAnswers = { delivered: 0, unavailable: 0, refused: 0 };
+const provider = createServer((req, res) => {
+  req.resume();
+  req.on('end', () => {
+    const roll = Math.random();
+    const status = roll < 0.85 ? 200 : roll < 0.95 ? 503 : 422;
+    providerAnswers[status === 200 ? 'delivered' : status === 503 ? 'unavailable' : 'refused'] += 1;
+    res.writeHead(status).end();
+  });
+});
+await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
+
+const cluster: Cluster = await startCluster({
+  databaseUrl: databaseUrl.toString(),
+  redisUrl: redis.url,
+  workers: 2,
+  env: {
+    JOB_LOCK_SECONDS: '3',
+    TOPUP_PROVIDER: 'http',
+    TOPUP_PROVIDER_URL: `http://127.0.0.1:${(provider.address() as AddressInfo).port}/top-ups`,
+    TOPUP_PROVIDER_SECRET: 'soak-provider-secret-0123',
+  },
+});
+
+// ── the catalog: three cards of three services, two top-ups, one campaign over cards and a top-up ──
+const cards: Array<Awaited<ReturnType<typeof createCard>>> = [];
+for (let i = 0; i < 3; i++) cards.push(await createCard(db.db, { services: [{ price: '1.00' }, { price: '5.00' }, { price: '10.00' }] }));
+const cardServices = cards.flatMap((c) => c.services.map((s) => s.id));
+const topUps: Array<Awaited<ReturnType<typeof createTopUp>>> = [];
+for (let i = 0; i < 2; i++) {
+  topUps.push(
+    await createTopUp(db.db, {
+      services: [{ price: '2.00' }, { price: '7.50' }],
+      orderFields: [{ field_value: 'Player ID', field_name: 'player_id', field_placeholder: '', field_note: '', field_type: 'text' }],
+    }),
+  );
+}
+const campaign = await createCampaign(db.db, {
+  cardServices: [cardServices[0]!, cardServices[4]!].map((serviceId) => ({ serviceId, price: '0.50', maxSell: 300 })),
+  topUpServices: [{ serviceId: topUps[0]!.services[0]!.id, price: '1.00', maxSell: 200 }],
+});
+await syncCampaigns(db.db);
+
+const adminHeaders = { Authorization: `Bearer ${cluster.adminToken}`, 'Content-Type': 'text/plain' };
+let codeSerial = 0;
+async function restock(serviceId: number, count: number): Promise<void> {
+  const codes = Array.from({ length: count }, () => `SOAK-${serviceId}-${codeSerial++}-${randomBytes(4).toString('hex')}`);
+  await fetch(`${cluster.baseUrl}/admin/card-services/${serviceId}/codes`, { method: 'POST', headers: adminHeaders, body: codes.join('\n') }).catch(() => {});
+}
+for (const serviceId of cardServices) await restock(serviceId, 400);
+
+const tokens: string[] = [];
+for (let i = 0; i < ACCOUNTS; i++) {
+  const keys = await createAccount(db.db, { firstname: 'Soak', lastname: `Buyer ${i}`, currency: 'USD', currencySymbol: '$', balance: '50000.00' });
+  const response = await fetch(`${cluster.baseUrl}/api/generate/authorization-token`, {
+    method: 'POST',
+    headers: { PublicKey: keys.publicKey, SecretKey: keys.secretKey },
+  });
+  tokens.push(((await response.json()) as { bearer_token: string }).bearer_token);
+}
+
+// ── the load ──
+const accepted: string[] = [];
+const statuses: Record<string, number> = {};
+let transportErrors = 0;
+/** Requests sent twice with one Idempotency-Key: the repeat must name the same order, or be refused, never a second order. */
+const replays = { sent: 0, sameUtr: 0, otherUtr: 0, refused: 0 };
+/** Answers other than 200, by the fault in effect when they were given. */
+const refusals = new Map<string, Record<string, number>>();
+let phase = 'before any fault';
+let sent = 0;
+
+async function placeOne(): Promise<void> {
+  const token = pick(tokens);
+  const card = Math.random() < 0.7;
+  const body = card
+    ? { service_ids: [pick(cardServices)], quantities: [1 + Math.floor(Math.random() * 3)] }
+    : (() => {
+        const topUp = pick(topUps);
+        return { topUpId: topUp.id, serviceId: pick(topUp.services).id, player_id: `player-${Math.floor(Math.random() * 1e6)}` };
+      })();
+  const key = Math.random() < 0.05 ? randomBytes(8).toString('hex') : null;
+  const send = () =>
+    fetch(`${cluster.baseUrl}/api/${card ? 'card' : 'top-up'}/make-order`, {
+      method: 'POST',
+      headers: { Authorization: token, 'Content-Type': 'application/json', ...(key ? { 'Idempotency-Key': key } : {}) },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(30_000),
+    });
+  const utrOf = async (response: Response) => {
+    const text = await response.text();
+    const message = (JSON.parse(text) as { message: { utr?: string } | string }).message;
+    return typeof message === 'string' ? /order number is (\w+)/.exec(message)?.[1] : message.utr;
+  };
+  try {
+    const response = await send();
+    statuses[response.status] = (statuses[response.status] ?? 0) + 1;
+    if (response.status !== 200) {
+      const seen = refusals.get(phase) ?? {};
+      seen[response.status] = (seen[response.status] ?? 0) + 1;
+      refusals.set(phase, seen);
+      await response.body?.cancel();
+      return;
+    }
+    const utr = await utrOf(response);
+    if (utr) accepted.push(utr);
+    if (key && utr) {
+      replays.sent += 1;
+      const again = await send();
+      if (again.status !== 200) {
+        replays.refused += 1;
+        await again.body?.cancel();
+      } else if ((await utrOf(again)) === utr) replays.sameUtr += 1;
+      else replays.otherUtr += 1;
+    }
+  } catch {
+    transportErrors += 1;
+  }
+}
+
+// ── what happens meanwhile ──
+const faults: Array<{ at: number; what: string }> = [];
+const activity = { restocks: 0, refunds: 0, campaignEnded: false };
+/** Processes the run killed on purpose; any other that ended is a crash. */
+const killed = new Set<number>();
+const kill = (run: { process: { pid?: number; kill: (signal: NodeJS.Signals) => boolean } }) => {
+  killed.add(run.process.pid!);
+  run.process.kill('SIGKILL');
+};
+const fault = (what: string) => {
+  faults.push({ at: sent, what });
+  phase = `after "${what}"`;
+  log(`fault at order ${sent}: ${what}`);
+};
+
+async function injectFaults(): Promise<void> {
+  const at = (share: number) => sent >= ORDERS * share;
+  const steps: Array<[number, () => Promise<void>]> = [
+    [0.15, async () => {
+      fault('SIGKILL of worker process 1 mid-batch, a new worker started');
+      kill(cluster.workers[0]!);
+      await cluster.startWorker();
+    }],
+    [0.3, async () => {
+      fault('Redis stopped for 3 s, then started again empty');
+      await redis.stop();
+      await sleep(3000);
+      await redis.start();
+    }],
+    [0.45, async () => {
+      fault('every PostgreSQL backend of the service terminated, 4 times 300 ms apart');
+      for (let i = 0; i < 4; i++) {
+        await db.sql`select pg_terminate_backend(pid) from pg_stat_activity where datname = ${name} and application_name = 'topup-store'`;
+        await sleep(300);
+      }
+    }],
+    [0.5, async () => {
+      fault('the running campaign ended (status 0): sync restores its services');
+      await db.sql`update campaigns set status = 0 where id = ${campaign.id}`;
+      activity.campaignEnded = true;
+    }],
+    [0.6, async () => {
+      fault('SIGKILL of worker process 2, a new worker started');
+      kill(cluster.workers[1]!);
+      await cluster.startWorker();
+    }],
+    [0.75, async () => {
+      fault('SIGKILL of the API process mid-request, started again');
+      kill(cluster.api);
+      await cluster.api.exit;
+      await cluster.restartApi();
+    }],
+    [0.9, async () => {
+      fault('every PostgreSQL backend terminated again, and Redis emptied (FLUSHALL)');
+      await db.sql`select pg_terminate_backend(pid) from pg_stat_activity where datname = ${name} and application_name = 'topup-store'`;
+      const { Redis } = await import('ioredis');
+      const client = new Redis(redis.url);
+      await client.flushall();
+      client.disconnect();
+    }],
+  ];
+  for (const [share, step] of steps) {
+    while (!at(share) && sent < ORDERS) await sleep(50);
+    if (sent >= ORDERS) return;
+    await step();
+  }
+}
+
+async function operate(stop: () => boolean): Promise<void> {
+  while (!stop()) {
+    await sleep(700);
+    // A restock of a random service, and a refund of a random order that is not completed.
+    await restock(pick(cardServices), 20 + Math.floor(Math.random() * 60));
+    activity.restocks += 1;
+    const [order] = await db.sql<{ utr: string }[]>`
+      select utr from orders where status in (0, 3) order by random() limit 1`.catch(() => []);
+    if (order) {
+      const response = await fetch(`${cluster.baseUrl}/admin/orders/${order.utr}/refund`, {
+        method: 'POST',
+        headers: { ...adminHeaders, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ reason: 'soak: refund while running' }),
+      }).catch(() => null);
+      if (response?.status === 200) activity.refunds += 1;
+    }
+  }
+}
+
+const started = Date.now();
+log(`placing ${ORDERS} orders from ${ACCOUNTS} accounts, ${CONCURRENCY} at a time`);
+let loadDone = false;
+const progress = setInterval(() => log(`${sent} sent, ${accepted.length} accepted`), 5000);
+const clients = Array.from({ length: CONCURRENCY }, async () => {
+  while (sent < ORDERS) {
+    sent += 1;
+    await placeOne();
+  }
+});
+const background = Promise.all([injectFaults(), operate(() => loadDone)]);
+await Promise.all(clients);
+loadDone = true;
+await background;
+clearInterval(progress);
+const loadSeconds = (Date.now() - started) / 1000;
+
+// ── settle: enough codes for every waiting order, then wait until nothing moves by itself ──
+log('load done; restocking what every service owes and waiting for the store to settle');
+const owed = await db.sql<{ service: number; owed: number }[]>`
+  select l.card_service_id as service, sum(l.codes_owed)::int as owed from order_lines l join orders o on o.id = l.order_id
+  where o.status = 3 and l.codes_owed > 0 group by 1`;
+for (const { service, owed: count } of owed) await restock(service, count + 10);
+const settleStarted = Date.now();
+let pending = -1;
+while (Date.now() - settleStarted < 600_000) {
+  const [row] = await db.sql<{ pending: number }[]>`
+    select (select count(*)::int from orders where status = 0 and awaiting_operator_since is null)
+         + (select count(*)::int from order_lines l join orders o on o.id = l.order_id
+            where o.status = 3 and l.codes_owed > 0
+              and exists (select 1 from card_codes c where c.card_service_id = l.card_service_id and c.order_line_id is null)) as pending`;
+  pending = row!.pending;
+  if (pending === 0) break;
+  await sleep(1000);
+}
+const crashed = cluster.processes().filter((p) => (p.process.exitCode !== null || p.process.signalCode !== null) && !killed.has(p.process.pid!)).length;
+const report = await checkInvariants(db.sql, accepted);
+const counts = violations(report);
+const [money] = await db.sql<{ debited: string; refunded: string; balances: string; credited: string }[]>`
+  select (select coalesce(sum(-amount), 0) from balance_ledger where kind = 'order_debit')::text as debited,
+         (select coalesce(sum(amount), 0) from balance_ledger where kind = 'order_refund')::text as refunded,
+         (select sum(balance) from accounts)::text as balances,
+         (select coalesce(sum(amount), 0) from balance_ledger where kind in ('deposit', 'adjustment'))::text as credited`;
+const distinct = new Set(accepted).size;
+const [{ placed } = { placed: 0 }] = await db.sql<{ placed: number }[]>`select count(*)::int as placed from orders`;
+const healthy = Object.values(counts).every((n) => n === 0) && pending === 0 && replays.otherUtr === 0 && crashed === 0;
+
+// ── the report ──
+const lines = [
+  '# Reliability report',
+  '',
+  `Run of ${new Date().toISOString().slice(0, 10)} with \`npm run soak -- --orders ${ORDERS}\` on the development machine`,
+  '(2 cores, Node 20, PostgreSQL 15, Redis 7): one API process and two worker processes, as in production, on a',
+  'database and a Redis of the run\'s own; an HTTP top-up provider that delivers 85 %, is unavailable 10 % (retried)',
+  'and refuses 5 % (refunded).',
+  '',
+  '## Scenario',
+  '',
+  `- ${ORDERS} order requests from ${ACCOUNTS} accounts, ${CONCURRENCY} at a time: 70 % card orders (1–3 codes of one of 9 card`,
+  '  services), 30 % top-up orders (2 top-ups, 2 services each); 5 % carry an `Idempotency-Key` and are sent twice.',
+  '- A campaign over two card services (cap 300 units each) and one top-up service (cap 200).',
+  `- Meanwhile, about every 0.7 s: a restock of 20–80 codes of a random service (${activity.restocks} in all) and an operator refund`,
+  `  of a random order not completed (${activity.refunds} refunds answered 200).`,
+  '',
+  '## Faults injected',
+  '',
+  '| at order | fault |',
+  '|---:|---|',
+  ...faults.map((f) => `| ${f.at} | ${f.what} |`),
+  '',
+  '## Result',
+  '',
+  '| measure | value |',
+  '|---|---:|',
+  `| order requests sent | ${ORDERS} |`,
+  `| accepted (utr returned) | ${accepted.length} (${distinct} distinct) |`,
+  `| answered otherwise | ${Object.entries(statuses).filter(([s]) => s !== '200').map(([s, n]) => `${n} × ${s}`).join(', ') || 'none'} |`,
+  ...[...refusals].map(([when, seen]) => `| … ${when} | ${Object.entries(seen).map(([s, n]) => `${n} × ${s}`).join(', ')} |`),
+  `| no answer (connection cut while the API was killed) | ${transportErrors} |`,
+  `| orders in the database | ${placed}: the ${placed - distinct} beyond the accepted ones were committed while their answer was lost to a fault (charged once, in the buyer's order list) |`,
+  `| idempotent repeats (same key, same body) | ${replays.sent}: ${replays.sameUtr} same utr, ${replays.refused} refused (503 during a fault), **${replays.otherUtr} a second order** |`,
+  `| orders by status after settling | ${Object.entries(report.ordersByStatus).map(([s, n]) => `${s} ${n}`).join(', ')} |`,
+  `| top-up provider answers | ${providerAnswers.delivered} delivered, ${providerAnswers.unavailable} unavailable, ${providerAnswers.refused} refused |`,
+  `| **lost orders** (accepted, not in the database) | **${counts.lostOrders}** |`,
+  `| **codes delivered twice** | **${counts.codesDeliveredTwice}** |`,
+  `| lines holding the wrong number of codes | ${counts.linesWithWrongCodeCount} |`,
+  `| campaign caps exceeded | ${counts.campaignCapsExceeded} |`,
+  `| **money mismatches** (accounts whose balance ≠ ledger, orders whose debit/refund is off) | **${counts.ledgerMismatches + counts.orderMoneyMismatches}** |`,
+  `| orders not settled (still to move on by themselves) | ${counts.unsettledOrders} |`,
+  `| processes that ended without being killed (crashes) | ${crashed} |`,
+  `| money: credited ${money!.credited}, debited ${money!.debited}, refunded ${money!.refunded}, balances now ${money!.balances} | |`,
+  `| load time | ${loadSeconds.toFixed(0)} s |`,
+  '',
+  healthy ? 'Every invariant of DESIGN §2 held.' : '**An invariant did not hold: see the counts above.**',
+  '',
+];
+await mkdir(new URL(`file://${ROOT}${args.report!.split('/').slice(0, -1).join('/')}/`), { recursive: true });
+await writeFile(`${ROOT}${args.report}`, lines.join('\n'));
+log(`report written to ${args.report}: ${healthy ? 'all invariants held' : 'INVARIANT VIOLATED'}`);
+const processLogs = join(tmpdir(), `${name}.log`);
+await writeFile(processLogs, cluster.logs());
+log(`the processes' own logs: ${processLogs}`);
+process.stdout.write(`${JSON.stringify({ orders: ORDERS, accepted: accepted.length, ...counts, pending })}\n`);
+
+await cluster.stop();
+await redis.close();
+await db.close();
+await new Promise((resolve) => provider.close(resolve));
+await admin.unsafe(`drop database if exists "${name}" with (force)`);
+await admin.end({ timeout: 5 });
+process.exit(healthy ? 0 : 1);

@@ -1,0 +1,214 @@
+/**
+ * Interface B (/license-api/…) under arbitrary input: account/details, items/all, items/item and
+ * purchases/validation. Most requests carry a valid api key in one of the four places of C12 (query
+ * `api_key`, body `api_key`, `X-API-Key`, `Authorization: Bearer`); the rest carry junk or nothing.
+ * Invariants: see support.ts, with the B envelope `{status: 'error', msg}` for failures.
+ */
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import type { AccountCredentials } from '../../src/modules/accounts/service.js';
+import { createTestAccount } from '../helpers/api.js';
+import { startTestApp, type TestApp } from '../helpers/harness.js';
+import { watchWrites } from '../helpers/writes.js';
+import { makeItem, makePurchase } from '../license/helpers.js';
+import {
+  bodyArb,
+  extraHeadersArb,
+  fillerArb,
+  headerValueArb,
+  METHODS,
+  nearObject,
+  OPEN_LIMITS,
+  oddString,
+  pct,
+  PROPERTY_TIMEOUT,
+  Prober,
+  queryArb,
+  queryValues,
+  runs,
+  type BodySpec,
+  type HeaderValue,
+  type RequestSpec,
+} from './support.js';
+
+let app: TestApp;
+let prober: Prober;
+let owner: AccountCredentials;
+let empty: AccountCredentials;
+let itemIds: number[] = [];
+let codes: string[] = [];
+
+beforeAll(async () => {
+  app = await startTestApp({ env: OPEN_LIMITS });
+  owner = await createTestAccount(app, '10.00', 'Owner');
+  empty = await createTestAccount(app, '10.00', 'Empty');
+  const foreign = await createTestAccount(app, '10.00', 'Foreign');
+  const image = await makeItem(app, owner.id, 'image', ['items/s1.jpg']);
+  const audio = await makeItem(app, owner.id, 'audio');
+  const video = await makeItem(app, owner.id, 'video');
+  const theirs = await makeItem(app, foreign.id, 'image');
+  itemIds = [image.id, audio.id, video.id, theirs.id];
+  codes = [
+    await makePurchase(app, { item: image, supportedUntil: '2030-01-01T00:00:00Z' }),
+    await makePurchase(app, { item: audio, licenseType: 'Extended', downloaded: true }),
+    await makePurchase(app, { item: theirs }),
+  ];
+  prober = new Prober(app, (await watchWrites(app.services.sql)).count);
+}, 60_000);
+
+afterAll(async () => {
+  if (prober) console.log(prober.summary('Interface B properties'));
+  await app?.close();
+});
+
+type Placement = 'query' | 'header' | 'bearer' | 'body' | 'none';
+
+/** An api key: mostly a real one (owner, or an owner of nothing), sometimes junk. */
+const keyArb = (): fc.Arbitrary<HeaderValue> =>
+  fc.oneof(
+    { weight: 8, arbitrary: fc.constantFrom(owner.apiKey, owner.apiKey, empty.apiKey, ` ${owner.apiKey} `) },
+    { weight: 2, arbitrary: headerValueArb },
+    { weight: 1, arbitrary: fc.constantFrom(`${owner.apiKey}x`, owner.apiKey.toUpperCase(), owner.secretKey, owner.publicKey) },
+  );
+
+const LANGUAGES = fc.oneof(fc.constantFrom('es', 'es-MX,es;q=0.9', 'en', 'ES', 'es;q=0', 'fr, es', '*'), headerValueArb);
+
+/**
+ * The key placed in one of the C12 places (or nowhere), junk in another now and then, Accept-Language
+ * and other headers at random. `body` placement needs a body object: the caller puts the key there.
+ */
+const credentials = (places: Placement[]) =>
+  fc
+    .record({
+      where: fc.constantFrom(...places),
+      key: keyArb(),
+      junk: fc.oneof(
+        { weight: 6, arbitrary: fc.constant(undefined) },
+        { weight: 1, arbitrary: fc.record({ name: fc.constantFrom('X-API-Key', 'Authorization'), value: headerValueArb }) },
+      ),
+      language: fc.option(LANGUAGES, { nil: undefined }),
+      // The body spec sets the Content-Type of a POST; a GET may carry one too.
+      extra: extraHeadersArb(['PublicKey', 'SecretKey', 'Idempotency-Key', ...(places.includes('body') ? [] : ['Content-Type'])]),
+    })
+    .map(({ where, key, junk, language, extra }) => {
+      const headers: Record<string, HeaderValue | undefined> = { ...extra };
+      if (language !== undefined) headers['Accept-Language'] = language;
+      if (junk) headers[junk.name] = junk.value;
+      if (where === 'header') headers['X-API-Key'] = key;
+      if (where === 'bearer') headers.Authorization = typeof key === 'string' ? `Bearer ${key}` : key;
+      const query: Array<[string, string]> = where === 'query' && typeof key === 'string' ? [['api_key', pct(key)]] : [];
+      return { where, key, headers, query };
+    });
+
+const GETS = [
+  { path: '/license-api/account/details', keys: ['api_key'] },
+  { path: '/license-api/items/all', keys: ['api_key'] },
+  { path: '/license-api/items/item', keys: ['api_key', 'item_id'] },
+];
+
+describe('Interface B: any input keeps the B envelope, never a 5xx, never a write on failure', () => {
+  for (const endpoint of GETS) {
+    it(`GET ${endpoint.path}: the key in any place, any query string and headers`, async () => {
+      const plausible =
+        endpoint.path === '/license-api/items/item'
+          ? fc.constantFrom(...itemIds).map((id): Array<[string, string]> => [['item_id', String(id)]])
+          : undefined;
+      const spec = fc
+        .record({
+          auth: credentials(['query', 'header', 'bearer', 'query', 'header', 'bearer', 'none']),
+          query: queryArb(endpoint.keys, queryValues(itemIds, [owner.apiKey]), plausible),
+        })
+        .map(({ auth, query }): RequestSpec => ({ method: 'GET', path: endpoint.path, query: [...auth.query, ...query], headers: auth.headers }));
+      await fc.assert(
+        fc.asyncProperty(spec, async (request) => {
+          await prober.probe('B', `GET ${endpoint.path.slice(13)}`, request);
+        }),
+        runs(120),
+      );
+    }, PROPERTY_TIMEOUT);
+  }
+
+  it('POST /license-api/purchases/validation: the key in any of the four places, any body', async () => {
+    const purchaseCode = fc.oneof(
+      { weight: 4, arbitrary: fc.constantFrom(...codes) },
+      { weight: 1, arbitrary: fc.constantFrom(...codes).map((c) => c.toUpperCase()) },
+      { weight: 1, arbitrary: fc.constantFrom(...codes).map((c) => ` ${c}\u0000`) },
+      { weight: 1, arbitrary: oddString },
+    );
+    const spec = fc
+      .record({
+        auth: credentials(['query', 'header', 'bearer', 'body', 'body', 'none']),
+        fields: nearObject({ purchase_code: purchaseCode }),
+        query: fc.oneof(
+          { weight: 3, arbitrary: fc.constant([] as Array<[string, string | null]>) },
+          { weight: 1, arbitrary: queryArb(['purchase_code', 'api_key'], queryValues([], codes)) },
+        ),
+      })
+      .chain(({ auth, fields, query }) => {
+        const withKey = auth.where === 'body' ? { ...fields, api_key: auth.key } : fields;
+        return bodyArb(fc.constant(withKey), ['purchase_code', 'api_key']).map(
+          (body: BodySpec): RequestSpec => ({
+            method: 'POST',
+            path: '/license-api/purchases/validation',
+            query: [...auth.query, ...query],
+            headers: auth.headers,
+            body,
+          }),
+        );
+      });
+    await fc.assert(
+      fc.asyncProperty(spec, async (request) => {
+        await prober.probe('B', 'POST purchases/validation', request);
+      }),
+      runs(200),
+    );
+  }, PROPERTY_TIMEOUT);
+
+  it('any method on any /license-api path (and near misses) answers in the B envelope', async () => {
+    const paths = [...GETS.map((e) => e.path), '/license-api/purchases/validation'];
+    const path = fc.oneof(
+      { weight: 4, arbitrary: fc.constantFrom(...paths) },
+      {
+        weight: 2,
+        arbitrary: fc.tuple(fc.constantFrom(...paths), fc.constantFrom('/', '%00', '%2F', '/x', '.json', '%ED%A0%80', '//')).map(([p, s]) => `${p}${s}`),
+      },
+      { weight: 1, arbitrary: fc.constantFrom(...paths).map((p) => p.toUpperCase()) },
+      { weight: 1, arbitrary: fc.constantFrom('/license-api', '/license-api/', '/license-api/%FF', '/license-api/items', '/license-api/purchases') },
+    );
+    const spec = fc
+      .record({ method: fc.constantFrom(...METHODS), path, auth: credentials(['header', 'bearer', 'query', 'none']), body: bodyArb(nearObject({})) })
+      .map(
+        ({ method, path, auth, body }): RequestSpec => ({
+          method,
+          path,
+          query: auth.query,
+          headers: auth.headers,
+          ...(method === 'GET' ? {} : { body }),
+        }),
+      );
+    await fc.assert(
+      fc.asyncProperty(spec, async (request) => {
+        // Paths that do not start with /license-api/ exactly belong to Interface A's envelope.
+        await prober.probe(request.path.startsWith('/license-api') ? 'B' : 'A', 'any method, any /license-api path', request);
+      }),
+      runs(80),
+    );
+  }, PROPERTY_TIMEOUT);
+
+  it('after any answer, the kept-alive connection serves the next request', async () => {
+    const routes: Array<[string, string]> = [...GETS.map((e): [string, string] => ['GET', e.path]), ['POST', '/license-api/purchases/validation']];
+    const spec = fc
+      .record({
+        route: fc.constantFrom(...routes),
+        auth: credentials(['header', 'bearer', 'query', 'none']),
+        body: fc.oneof(fillerArb, bodyArb(nearObject({ purchase_code: fc.constantFrom(...codes) }))),
+      })
+      .map(({ route: [method, path], auth, body }): RequestSpec => ({ method, path, query: auth.query, headers: auth.headers, body }));
+    await fc.assert(
+      fc.asyncProperty(spec, async (request) => {
+        await prober.reuse('keep-alive: request, then GET /health', request);
+      }),
+      runs(30, 15_000),
+    );
+  }, PROPERTY_TIMEOUT);
+});

@@ -102,9 +102,14 @@ await syncCampaigns(db.db);
 
 const adminHeaders = { Authorization: `Bearer ${cluster.adminToken}`, 'Content-Type': 'text/plain' };
 let codeSerial = 0;
+/** Imports `count` new codes of a service through the admin API, in imports of at most 5,000 codes. */
 async function restock(serviceId: number, count: number): Promise<void> {
-  const codes = Array.from({ length: count }, () => `SOAK-${serviceId}-${codeSerial++}-${randomBytes(4).toString('hex')}`);
-  await fetch(`${cluster.baseUrl}/admin/card-services/${serviceId}/codes`, { method: 'POST', headers: adminHeaders, body: codes.join('\n') }).catch(() => {});
+  for (let left = count; left > 0; left -= 5000) {
+    const codes = Array.from({ length: Math.min(left, 5000) }, () => `SOAK-${serviceId}-${codeSerial++}-${randomBytes(4).toString('hex')}`);
+    await fetch(`${cluster.baseUrl}/admin/card-services/${serviceId}/codes`, { method: 'POST', headers: adminHeaders, body: codes.join('\n') })
+      .then((response) => response.body?.cancel())
+      .catch(() => {});
+  }
 }
 for (const serviceId of cardServices) await restock(serviceId, 400);
 
@@ -174,6 +179,8 @@ async function placeOne(): Promise<void> {
     }
   } catch {
     transportErrors += 1;
+    // The API is down (killed, restarting): a client waits a moment before its next request.
+    await sleep(100);
   }
 }
 
@@ -282,21 +289,31 @@ clearInterval(progress);
 const loadSeconds = (Date.now() - started) / 1000;
 
 // ── settle: enough codes for every waiting order, then wait until nothing moves by itself ──
-log('load done; restocking what every service owes and waiting for the store to settle');
-const owed = await db.sql<{ service: number; owed: number }[]>`
-  select l.card_service_id as service, sum(l.codes_owed)::int as owed from order_lines l join orders o on o.id = l.order_id
-  where o.status = 3 and l.codes_owed > 0 group by 1`;
-for (const { service, owed: count } of owed) await restock(service, count + 10);
+log('load done; restocking what every service owes until no order waits for codes, and letting the store settle');
+/** Orders still to move on by themselves (DESIGN §2: none once the store has settled). */
+const pendingOrders = async () =>
+  (
+    await db.sql<{ pending: number }[]>`
+      select (select count(*)::int from orders where status = 0 and awaiting_operator_since is null)
+           + (select count(*)::int from order_lines l join orders o on o.id = l.order_id
+              where o.status = 3 and l.codes_owed > 0
+                and exists (select 1 from card_codes c where c.card_service_id = l.card_service_id and c.order_line_id is null)) as pending`
+  )[0]!.pending;
 const settleStarted = Date.now();
 let pending = -1;
+let restockRounds = 0;
 while (Date.now() - settleStarted < 600_000) {
-  const [row] = await db.sql<{ pending: number }[]>`
-    select (select count(*)::int from orders where status = 0 and awaiting_operator_since is null)
-         + (select count(*)::int from order_lines l join orders o on o.id = l.order_id
-            where o.status = 3 and l.codes_owed > 0
-              and exists (select 1 from card_codes c where c.card_service_id = l.card_service_id and c.order_line_id is null)) as pending`;
-  pending = row!.pending;
-  if (pending === 0) break;
+  pending = await pendingOrders();
+  if (pending > 0) {
+    await sleep(1000);
+    continue;
+  }
+  const owed = await db.sql<{ service: number; owed: number }[]>`
+    select l.card_service_id as service, sum(l.codes_owed)::int as owed from order_lines l join orders o on o.id = l.order_id
+    where o.status = 3 and l.codes_owed > 0 group by 1`;
+  if (owed.length === 0 || restockRounds === 5) break;
+  restockRounds += 1;
+  for (const { service, owed: count } of owed) await restock(service, count);
   await sleep(1000);
 }
 const crashed = cluster.processes().filter((p) => (p.process.exitCode !== null || p.process.signalCode !== null) && !killed.has(p.process.pid!)).length;

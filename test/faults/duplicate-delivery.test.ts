@@ -1,23 +1,17 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
+import { addCodes } from '../../src/modules/inventory/service.js';
 import { QUEUE_NAMES } from '../../src/queues/index.js';
-import { startCluster, type Cluster } from '../helpers/cluster.js';
-import { createTestDatabase } from '../helpers/harness.js';
 import { checkInvariants, NO_VIOLATIONS, violations } from '../helpers/invariants.js';
-import { openStore, placeOrders, settled, testDatabase, type Store } from './support.js';
+import { openScene, placeOrders, settled, type Scene } from './support.js';
 
 /**
  * Every job delivered more than once (BullMQ is at-least-once): each order's fulfilment job runs three
  * times over two workers, restocks run twice at once, and top-ups reach the provider again. Handlers are
  * idempotent: codes are delivered once, money moves once, and the provider sees one idempotency key per order.
  */
-let database: Awaited<ReturnType<typeof createTestDatabase>>;
-let db: ReturnType<typeof testDatabase>;
-let cluster: Cluster;
-let store: Store;
+let scene: Scene;
 let provider: Server;
 const keysByUtr = new Map<string, Set<string>>();
 
@@ -32,31 +26,26 @@ beforeAll(async () => {
     });
   });
   await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
-  database = await createTestDatabase();
-  db = testDatabase(database.url);
-  cluster = await startCluster({
-    databaseUrl: database.url,
-    redisUrl: inject('redisUrl'),
+  scene = await openScene({
     workers: 2,
     env: {
       TOPUP_PROVIDER: 'http',
       TOPUP_PROVIDER_URL: `http://127.0.0.1:${(provider.address() as AddressInfo).port}/top-ups`,
       TOPUP_PROVIDER_SECRET: 'duplicate-delivery-secret',
     },
+    store: { scarce: 30 },
   });
-  store = await openStore(cluster, db.db, { scarce: 30 });
 });
 afterAll(async () => {
-  await cluster?.stop();
-  await db?.close();
-  await database?.drop();
+  await scene?.close();
   await new Promise((resolve) => provider.close(resolve));
 });
 
 describe('jobs delivered more than once', () => {
   it('change nothing the second time', async () => {
-    const queue = new Queue(QUEUE_NAMES.fulfilment, { connection: { url: inject('redisUrl') }, prefix: cluster.env.BULLMQ_PREFIX });
-    const restock = new Queue(QUEUE_NAMES.restock, { connection: { url: inject('redisUrl') }, prefix: cluster.env.BULLMQ_PREFIX });
+    const { cluster, store, db } = scene;
+    const queue = scene.queue(QUEUE_NAMES.fulfilment);
+    const restock = scene.queue(QUEUE_NAMES.restock);
     try {
       const { accepted } = await placeOrders(cluster, store, 200, 16);
       const orders = await db.sql<{ id: number; utr: string }[]>`select id::float8 as id, utr from orders where utr = any(${accepted})`;
@@ -67,9 +56,7 @@ describe('jobs delivered more than once', () => {
       await settled(db.sql);
 
       // Restock the scarce service, with its restock job delivered twice at once.
-      const key = Buffer.from(cluster.env.CODE_ENCRYPTION_KEY!, 'hex');
-      const { addCodes } = await import('../../src/modules/inventory/service.js');
-      await addCodes(db.db, key, store.cards.scarce, Array.from({ length: 400 }, (_, i) => `DUP-${i}-${Math.random()}`));
+      await addCodes(db.db, scene.codeKey, store.cards.scarce, Array.from({ length: 400 }, (_, i) => `DUP-${i}-${Math.random()}`));
       await restock.addBulk([1, 2, 3].map((n) => ({ name: 'restock', data: { cardServiceId: store.cards.scarce }, opts: { jobId: `restock-twice-${n}` } })));
       await settled(db.sql);
 

@@ -1,38 +1,28 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCluster, type Cluster } from '../helpers/cluster.js';
-import { createTestDatabase } from '../helpers/harness.js';
 import { checkInvariants, NO_VIOLATIONS, violations } from '../helpers/invariants.js';
 import { sleep } from '../helpers/processes.js';
 import { ownRedis, type OwnRedis } from '../helpers/redis-server.js';
-import { openStore, placeOrders, settled, testDatabase, type Store } from './support.js';
+import { openScene, placeOrders, settled, type Scene } from './support.js';
 
 /**
  * Redis stopped under load and started again empty (no persistence): every job it held is gone. Orders
  * accepted meanwhile are still accepted (PostgreSQL is the truth) and the reconciler, running from the
  * worker processes on a timer, gives back to the queues what they lost.
  */
-let database: Awaited<ReturnType<typeof createTestDatabase>>;
-let db: ReturnType<typeof testDatabase>;
 let redis: OwnRedis;
-let cluster: Cluster;
-let store: Store;
-
+let scene: Scene;
 beforeAll(async () => {
-  database = await createTestDatabase();
-  db = testDatabase(database.url);
   redis = await ownRedis();
-  cluster = await startCluster({ databaseUrl: database.url, redisUrl: redis.url, workers: 1, env: { JOB_LOCK_SECONDS: '2' } });
-  store = await openStore(cluster, db.db);
+  scene = await openScene({ redisUrl: redis.url, env: { JOB_LOCK_SECONDS: '2' } });
 });
 afterAll(async () => {
-  await cluster?.stop();
+  await scene?.close();
   await redis?.close();
-  await db?.close();
-  await database?.drop();
 });
 
 describe('Redis stopped, then started again empty', () => {
   it('loses no accepted order: the reconciler re-enqueues them from PostgreSQL', async () => {
+    const { cluster, store, db } = scene;
     const before = placeOrders(cluster, store, 150, 8);
     await sleep(400);
     await redis.stop();

@@ -1,8 +1,11 @@
 /** What the fault tests share: a store to sell from, buyers, a load of orders, and waiting for the store to settle. */
+import { Queue } from 'bullmq';
+import { inject } from 'vitest';
 import { connectDatabase, type Database } from '../../src/db/client.js';
 import { createAccount } from '../../src/modules/accounts/service.js';
 import { addCodes } from '../../src/modules/inventory/service.js';
-import type { Cluster } from '../helpers/cluster.js';
+import { startCluster, type Cluster } from '../helpers/cluster.js';
+import { createTestDatabase } from '../helpers/harness.js';
 import { createCampaign, createCard, createTopUp } from '../helpers/fixtures.js';
 import { sleep } from '../helpers/processes.js';
 
@@ -14,7 +17,7 @@ export type Store = {
 };
 
 /** A small catalog, codes sealed with the cluster's key, and `buyers` accounts signed in over HTTP. */
-export async function openStore(cluster: Cluster, db: Database['db'], { buyers = 8, stocked = 400, scarce = 40 } = {}): Promise<Store> {
+async function openStore(cluster: Cluster, db: Database['db'], { buyers = 8, stocked = 400, scarce = 40 } = {}): Promise<Store> {
   const key = Buffer.from(cluster.env.CODE_ENCRYPTION_KEY!, 'hex');
   const card = await createCard(db, { services: [{ price: '2.00' }, { price: '3.00' }, { price: '4.00' }] });
   const [a, b, c] = card.services.map((s) => s.id) as [number, number, number];
@@ -38,15 +41,18 @@ export async function openStore(cluster: Cluster, db: Database['db'], { buyers =
   return { cards: { stocked: a, scarce: b, campaign: c }, topUp: { id: topUp.id, serviceId: topUp.services[0]!.id }, tokens };
 }
 
-/** `transportErrors`: requests without an answer (connection refused or reset, or none within 20 s). */
-export type LoadResult = { accepted: string[]; statuses: Record<number, number>; transportErrors: number };
+/**
+ * `transportErrors`: requests without an answer (connection refused or reset, or none within 20 s);
+ * `unexpected`: the first few answers other than 200, 409 and 503, with their request, for a failing test's message.
+ */
+export type LoadResult = { accepted: string[]; statuses: Record<number, number>; transportErrors: number; unexpected: string[] };
 
 /**
  * Places `orders` orders from `concurrency` clients at once: mostly card orders over the three services,
  * some top-ups. Returns the utrs the service accepted and how the other requests were answered.
  */
 export async function placeOrders(cluster: Cluster, store: Store, orders: number, concurrency = 16): Promise<LoadResult> {
-  const result: LoadResult = { accepted: [], statuses: {}, transportErrors: 0 };
+  const result: LoadResult = { accepted: [], statuses: {}, transportErrors: 0, unexpected: [] };
   let next = 0;
   const one = async (i: number) => {
     const token = store.tokens[i % store.tokens.length]!;
@@ -63,8 +69,12 @@ export async function placeOrders(cluster: Cluster, store: Store, orders: number
         // A request that never gets its answer is a failure of its own, not a hung test.
         signal: AbortSignal.timeout(20_000),
       });
-      const body = (await response.json()) as { message: { utr?: string } | string };
+      const text = await response.text();
+      const body = JSON.parse(text) as { message: { utr?: string } | string };
       result.statuses[response.status] = (result.statuses[response.status] ?? 0) + 1;
+      if (![200, 409, 503].includes(response.status) && result.unexpected.length < 5) {
+        result.unexpected.push(`${response.status} ${text} for ${request.path} ${JSON.stringify(request.body)}`);
+      }
       if (response.status === 200) {
         const utr = typeof body.message === 'string' ? /order number is (\w+)/.exec(body.message)?.[1] : body.message.utr;
         if (utr) result.accepted.push(utr);
@@ -100,4 +110,50 @@ export async function settled(sql: Database['sql'], timeoutMs = 120_000): Promis
 }
 
 /** A database handle for the test itself (fixtures and checks), next to the cluster's own connections. */
-export const testDatabase = (url: string) => connectDatabase(url, 4, 'topup-fault-test');
+const testDatabase = (url: string) => connectDatabase(url, 4, 'topup-fault-test');
+
+/** What a fault test works on: its own database, the service's processes on it, a store to sell from. */
+export type Scene = {
+  database: Awaited<ReturnType<typeof createTestDatabase>>;
+  db: Database;
+  cluster: Cluster;
+  store: Store;
+  /** Buffer form of the cluster's code key, for codes added straight to the database. */
+  codeKey: Buffer;
+  /** The queue `name` of the cluster, from the test's side (close it after use). */
+  queue: (name: string) => Queue;
+  close: () => Promise<void>;
+};
+
+export async function openScene(options: {
+  workers?: number;
+  env?: Record<string, string>;
+  redisUrl?: string;
+  /** The URL the service connects through (a proxy in front of the database, say); the database's own by default. */
+  serviceDatabaseUrl?: (url: string) => Promise<string>;
+  store?: Parameters<typeof openStore>[2];
+}): Promise<Scene> {
+  const database = await createTestDatabase();
+  const db = testDatabase(database.url);
+  const redisUrl = options.redisUrl ?? inject('redisUrl');
+  const cluster = await startCluster({
+    databaseUrl: options.serviceDatabaseUrl ? await options.serviceDatabaseUrl(database.url) : database.url,
+    redisUrl,
+    workers: options.workers ?? 1,
+    env: options.env,
+  });
+  const store = await openStore(cluster, db.db, options.store);
+  return {
+    database,
+    db,
+    cluster,
+    store,
+    codeKey: Buffer.from(cluster.env.CODE_ENCRYPTION_KEY!, 'hex'),
+    queue: (name) => new Queue(name, { connection: { url: redisUrl }, prefix: cluster.env.BULLMQ_PREFIX }),
+    close: async () => {
+      await cluster.stop();
+      await db.close();
+      await database.drop();
+    },
+  };
+}

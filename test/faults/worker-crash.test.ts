@@ -1,44 +1,25 @@
-import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
 import { QUEUE_NAMES } from '../../src/queues/index.js';
-import { startCluster, type Cluster } from '../helpers/cluster.js';
-import { createTestDatabase } from '../helpers/harness.js';
 import { checkInvariants, NO_VIOLATIONS, violations } from '../helpers/invariants.js';
 import { sleep } from '../helpers/processes.js';
-import { openStore, placeOrders, settled, testDatabase, type Store } from './support.js';
+import { openScene, placeOrders, settled, type Scene } from './support.js';
 
 /**
  * Worker processes killed with SIGKILL in the middle of a batch: their jobs are taken over once the
  * locks lapse, and the store ends with every invariant of DESIGN §2 intact.
  */
-let database: Awaited<ReturnType<typeof createTestDatabase>>;
-let db: ReturnType<typeof testDatabase>;
-let cluster: Cluster;
-let store: Store;
-
+let scene: Scene;
 beforeAll(async () => {
-  database = await createTestDatabase();
-  db = testDatabase(database.url);
-  cluster = await startCluster({
-    databaseUrl: database.url,
-    redisUrl: inject('redisUrl'),
-    workers: 2,
-    env: { JOB_LOCK_SECONDS: '2', WORKER_CONCURRENCY: '8' },
-  });
-  store = await openStore(cluster, db.db);
+  scene = await openScene({ workers: 2, env: { JOB_LOCK_SECONDS: '2', WORKER_CONCURRENCY: '8' } });
 });
-afterAll(async () => {
-  await cluster?.stop();
-  await db?.close();
-  await database?.drop();
-});
+afterAll(async () => scene?.close());
 
 describe('workers killed mid-batch', () => {
   it('lose no order, deliver no code twice, keep caps and money right', async () => {
+    const { cluster, store, db } = scene;
     const load = placeOrders(cluster, store, 400, 24);
     // Kill both workers, one after the other, while jobs are in their hands; start fresh ones.
-    const queue = new Queue(QUEUE_NAMES.fulfilment, { connection: { url: inject('redisUrl') }, prefix: cluster.env.BULLMQ_PREFIX });
+    const queue = scene.queue(QUEUE_NAMES.fulfilment);
     for (const victim of [0, 1]) {
       await sleep(300);
       // Mid-batch: jobs are in the workers' hands when the kill comes.

@@ -66,4 +66,19 @@ describe('concurrent placement', () => {
     // The account's order counts (the order lists' totals) move with the orders, never apart.
     expect(state).toEqual({ balance: '5.00', ledger: '5.00', orders: 7, counted: 7 });
   });
+
+  it('one account ordering campaign and regular services at once never deadlocks', async () => {
+    // A campaign order locks its service and then the account; a regular order of the same account holds the
+    // account and checks its lines' foreign keys against the services: the two must not wait on each other.
+    const card = await createCard(app.services.db, { services: [{ price: '10.00' }, { price: '3.00' }] });
+    const [campaign, regular] = [card.services[0]!, card.services[1]!];
+    await createCampaign(app.services.db, { cardServices: [{ serviceId: campaign.id, price: '4.00', maxSell: 1000 }] });
+    const { api } = (await buyers(1, '100000.00'))[0]!;
+    const responses = await Promise.all(
+      Array.from({ length: 120 }, (_, i) =>
+        api.postJson('/api/card/make-order', { service_ids: i % 2 ? [campaign.id, regular.id] : [regular.id, campaign.id], quantities: [1, 1] }),
+      ),
+    );
+    expect(responses.map((r) => r.status)).toEqual(Array(120).fill(200));
+  });
 });

@@ -16,14 +16,15 @@ import { startQueueWorker, type RunningWorker } from '../../workers/worker.js';
 import { insertCardService, insertOrder, insertTopUpService } from '../admin/fixtures.js';
 import { createTestAccount } from '../helpers/api.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
-import { watchWrites } from '../helpers/writes.js';
 import { makeItem } from '../license/helpers.js';
 import {
+  assertAnyMethodAnyPath,
+  assertKeepAlive,
+  assertProbes,
+  authHeadersArb,
+  authorizationArb,
   bodyArb,
-  extraHeadersArb,
-  fillerArb,
-  headerValueArb,
-  METHODS,
+  headerAccess,
   nearObject,
   OPEN_LIMITS,
   oddString,
@@ -32,10 +33,9 @@ import {
   Prober,
   queryArb,
   queryValues,
-  runs,
+  rareQueryArb,
   segmentArb,
   type BodySpec,
-  type HeaderValue,
   type RequestSpec,
 } from './support.js';
 
@@ -77,7 +77,7 @@ beforeAll(async () => {
   real.utrs = orders.map((o) => o.utr);
   real.items = [item.id];
   restock = startQueueWorker(app.services, QUEUE_NAMES.restock, RestockJob, (job) => restockCardService(app.services.db, job.cardServiceId), 1);
-  prober = new Prober(app, (await watchWrites(app.services.sql)).count);
+  prober = await Prober.watching(app);
 }, 60_000);
 
 afterAll(async () => {
@@ -94,27 +94,20 @@ afterAll(async () => {
 });
 
 /** Mostly the admin token (forms the guard accepts), sometimes a wrong or missing one. */
-const adminAuth = (): fc.Arbitrary<HeaderValue | undefined> =>
-  fc.oneof(
-    { weight: 12, arbitrary: fc.constantFrom(`Bearer ${app.adminToken}`, `bearer ${app.adminToken}`, `Bearer  ${app.adminToken} `) },
-    { weight: 2, arbitrary: headerValueArb },
-    {
-      weight: 1,
-      arbitrary: fc.constantFrom(
-        app.adminToken,
-        `Bearer ${app.adminToken}x`,
-        `Bearer ${app.adminToken.slice(1)}`,
-        `Basic ${Buffer.from(`admin:${app.adminToken}`).toString('base64')}`,
-        `Bearer ${app.adminToken.toUpperCase()}`,
-      ),
-    },
-    { weight: 1, arbitrary: fc.constant(undefined) },
+const adminAuth = () =>
+  authorizationArb(
+    [`Bearer ${app.adminToken}`, `bearer ${app.adminToken}`, `Bearer  ${app.adminToken} `],
+    [
+      app.adminToken,
+      `Bearer ${app.adminToken}x`,
+      `Bearer ${app.adminToken.slice(1)}`,
+      `Basic ${Buffer.from(`admin:${app.adminToken}`).toString('base64')}`,
+      `Bearer ${app.adminToken.toUpperCase()}`,
+    ],
   );
 
 const headers = (contentType = false) =>
-  fc
-    .tuple(adminAuth(), extraHeadersArb(['PublicKey', 'X-API-Key', 'Idempotency-Key', 'Accept-Language', ...(contentType ? ['Content-Type'] : [])]))
-    .map(([auth, extra]) => ({ ...extra, ...(auth === undefined ? {} : { Authorization: auth }) }));
+  authHeadersArb(adminAuth(), ['PublicKey', 'X-API-Key', 'Idempotency-Key', 'Accept-Language', ...(contentType ? ['Content-Type'] : [])]);
 
 /** Mostly a valid value (so that some bodies pass validation and reach the service), sometimes a near miss. */
 const mostly = <T>(valid: fc.Arbitrary<T>, odd: fc.Arbitrary<unknown>, weight = 4) =>
@@ -262,7 +255,7 @@ describe('admin API: any input keeps the A envelope, never a 5xx, never a write 
           body,
           query: route.query
             ? queryArb(route.query.keys, queryValues(ids, ['initiate', 'stock_short']), route.query.plausible?.())
-            : fc.oneof({ weight: 4, arbitrary: fc.constant([] as Array<[string, string | null]>) }, { weight: 1, arbitrary: queryArb([], queryValues(ids)) }),
+            : rareQueryArb(queryArb([], queryValues(ids))),
         })
         .map(
           ({ segment, headers, body, query }): RequestSpec => ({
@@ -273,47 +266,31 @@ describe('admin API: any input keeps the A envelope, never a 5xx, never a write 
             ...(route.method === 'POST' ? { body } : {}),
           }),
         );
-      await fc.assert(
-        fc.asyncProperty(spec, async (request) => {
-          await prober.probe('A', `${route.method} ${route.path.slice(6)}`, request);
-        }),
-        runs(route.runs ?? (route.method === 'GET' ? 150 : 120)),
-      );
+      await assertProbes(prober, 'A', `${route.method} ${route.path.slice(6)}`, spec, route.runs ?? (route.method === 'GET' ? 150 : 120));
     }, PROPERTY_TIMEOUT);
   }
 
+  /** A route's path with real ids in place of `:id` and `:utr`. */
+  const realPath = (r: Route) => r.path.replace(/:id/, String(real.accounts[0])).replace(/:utr/, real.utrs[0]!);
+
   it('any method on any /admin path (and near misses) answers in the A envelope', async () => {
-    const paths = ROUTES.map((r) => r.path.replace(/:id/, String(real.accounts[0])).replace(/:utr/, real.utrs[0]!));
-    const path = fc.oneof(
-      { weight: 4, arbitrary: fc.constantFrom(...paths) },
-      {
-        weight: 2,
-        arbitrary: fc.tuple(fc.constantFrom(...paths), fc.constantFrom('/', '%00', '%2F', '/x', '.json', '%ED%A0%80', '//')).map(([p, s]) => `${p}${s}`),
-      },
-      { weight: 1, arbitrary: fc.constantFrom(...paths).map((p) => p.toUpperCase()) },
-      { weight: 1, arbitrary: fc.constantFrom('/admin', '/admin/', '/admin/%FF', '/admin/accounts/1', '/admin/orders/1', '/admin/license') },
-    );
-    const spec = fc
-      .record({ method: fc.constantFrom(...METHODS), path, headers: headers(), body: bodyArb(nearObject({})) })
-      .map(({ method, path, headers, body }): RequestSpec => ({ method, path, headers, ...(method === 'GET' ? {} : { body }) }));
-    await fc.assert(
-      fc.asyncProperty(spec, async (request) => {
-        await prober.probe('A', 'any method, any /admin path', request);
-      }),
-      runs(80),
-    );
+    await assertAnyMethodAnyPath(prober, {
+      envelope: 'A',
+      label: 'any method, any /admin path',
+      paths: ROUTES.map(realPath),
+      suffixes: ['/', '%00', '%2F', '/x', '.json', '%ED%A0%80', '//'],
+      nearMisses: ['/admin', '/admin/', '/admin/%FF', '/admin/accounts/1', '/admin/orders/1', '/admin/license'],
+      access: headerAccess(headers()),
+      numRuns: 80,
+    });
   }, PROPERTY_TIMEOUT);
 
   it('after any answer, the kept-alive connection serves the next request', async () => {
-    const routes = ROUTES.map((r): [string, string] => [r.method, r.path.replace(/:id/, String(real.accounts[0])).replace(/:utr/, real.utrs[0]!)]);
-    const spec = fc
-      .record({ route: fc.constantFrom(...routes), headers: headers(), body: fc.oneof(fillerArb, bodyArb(nearObject({ reason: text }))) })
-      .map(({ route: [method, path], headers, body }): RequestSpec => ({ method, path, headers, body }));
-    await fc.assert(
-      fc.asyncProperty(spec, async (request) => {
-        await prober.reuse('keep-alive: request, then GET /health', request);
-      }),
-      runs(30, 15_000),
-    );
+    await assertKeepAlive(prober, {
+      routes: ROUTES.map((r): [string, string] => [r.method, realPath(r)]),
+      access: headerAccess(headers()),
+      fields: { reason: text },
+      numRuns: 30,
+    });
   }, PROPERTY_TIMEOUT);
 });

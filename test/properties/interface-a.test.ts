@@ -18,13 +18,16 @@ import {
   createTopUp,
 } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
-import { watchWrites } from '../helpers/writes.js';
 import {
+  assertAnyMethodAnyPath,
+  assertKeepAlive,
+  assertProbes,
+  authHeadersArb,
+  authorizationArb,
   bodyArb,
   extraHeadersArb,
-  fillerArb,
+  headerAccess,
   headerValueArb,
-  METHODS,
   nearObject,
   OPEN_LIMITS,
   oddString,
@@ -32,9 +35,8 @@ import {
   Prober,
   queryArb,
   queryValues,
-  runs,
+  rareQueryArb,
   type BodySpec,
-  type HeaderValue,
   type RequestSpec,
 } from './support.js';
 
@@ -103,7 +105,7 @@ beforeAll(async () => {
   real.cardServices = [...card.services, ...hiddenCard.services].map((s) => s.id);
   real.slugs = [topUp.slug, plainTopUp.slug, hiddenTopUp.slug, card.slug];
 
-  prober = new Prober(app, (await watchWrites(app.services.sql)).count);
+  prober = await Prober.watching(app);
 }, 60_000);
 
 afterAll(async () => {
@@ -112,23 +114,18 @@ afterAll(async () => {
 });
 
 /** Mostly a valid token (both accepted forms, two accounts), sometimes a broken or missing one. */
-const authorization = (): fc.Arbitrary<HeaderValue | undefined> =>
-  fc.oneof(
-    { weight: 12, arbitrary: fc.constantFrom(`Bearer ${token}`, token, `bearer ${token}`, `Bearer   ${token}  `, `BEARER ${otherToken}`, otherToken) },
-    { weight: 2, arbitrary: headerValueArb },
-    {
-      weight: 1,
-      arbitrary: fc.constantFrom(
-        `Bearer ${token}x`,
-        `Bearer ${token.slice(0, -1)}`,
-        `Basic ${token}`,
-        `Bearer Bearer ${token}`,
-        `${token} ${token}`,
-        `Bearer ${keys.secretKey}`,
-        `Bearer ${keys.apiKey}`,
-      ),
-    },
-    { weight: 1, arbitrary: fc.constant(undefined) },
+const authorization = () =>
+  authorizationArb(
+    [`Bearer ${token}`, token, `bearer ${token}`, `Bearer   ${token}  `, `BEARER ${otherToken}`, otherToken],
+    [
+      `Bearer ${token}x`,
+      `Bearer ${token.slice(0, -1)}`,
+      `Basic ${token}`,
+      `Bearer Bearer ${token}`,
+      `${token} ${token}`,
+      `Bearer ${keys.secretKey}`,
+      `Bearer ${keys.apiKey}`,
+    ],
   );
 
 /**
@@ -136,12 +133,7 @@ const authorization = (): fc.Arbitrary<HeaderValue | undefined> =>
  * Content-Type on GETs: on a POST the body spec sets it).
  */
 const headers = (contentType = false) =>
-  fc
-    .tuple(
-      authorization(),
-      extraHeadersArb(['PublicKey', 'SecretKey', 'X-API-Key', 'Idempotency-Key', 'Accept-Language', ...(contentType ? ['Content-Type'] : [])]),
-    )
-    .map(([auth, extra]) => ({ ...extra, ...(auth === undefined ? {} : { Authorization: auth }) }));
+  authHeadersArb(authorization(), ['PublicKey', 'SecretKey', 'X-API-Key', 'Idempotency-Key', 'Accept-Language', ...(contentType ? ['Content-Type'] : [])]);
 
 type GetEndpoint = {
   path: string;
@@ -158,6 +150,9 @@ const idParam = (name: string, ids: () => number[]) => () =>
   fc.tuple(fc.constantFrom(...ids()), fc.option(fc.constantFrom('1', '2'), { nil: undefined })).map(([id, page]): Array<[string, string]> =>
     page === undefined ? [[name, String(id)]] : [[name, String(id)], ['page', page]],
   );
+
+/** The write endpoints (all POST). */
+const POSTS = ['/api/generate/authorization-token', '/api/top-up/make-order', '/api/card/make-order', '/api/topup/review', '/api/card/review'];
 
 const GETS: GetEndpoint[] = [
   { path: '/api/get-category', keys: ['page'], values: () => [] },
@@ -212,12 +207,7 @@ describe('Interface A: any input keeps the envelope, never a 5xx, never a write 
           body,
         }),
       );
-    await fc.assert(
-      fc.asyncProperty(spec, async (request) => {
-        await prober.probe('A', 'POST generate/authorization-token', request);
-      }),
-      runs(80),
-    );
+    await assertProbes(prober, 'A', 'POST generate/authorization-token', spec, 80);
   }, PROPERTY_TIMEOUT);
 
   for (const endpoint of GETS) {
@@ -228,12 +218,7 @@ describe('Interface A: any input keeps the envelope, never a 5xx, never a write 
           headers: headers(true),
         })
         .map(({ query, headers }): RequestSpec => ({ method: 'GET', path: endpoint.path, query, headers }));
-      await fc.assert(
-        fc.asyncProperty(spec, async (request) => {
-          await prober.probe('A', `GET ${endpoint.path.slice(5)}`, request);
-        }),
-        runs(100),
-      );
+      await assertProbes(prober, 'A', `GET ${endpoint.path.slice(5)}`, spec, 100);
     }, PROPERTY_TIMEOUT);
   }
 
@@ -244,15 +229,10 @@ describe('Interface A: any input keeps the envelope, never a 5xx, never a write 
       .record({
         body: bodyArb(nearObject(shape, ids()), Object.keys(shape)),
         headers: headers(),
-        query: fc.oneof({ weight: 4, arbitrary: fc.constant([] as Array<[string, string | null]>) }, { weight: 1, arbitrary: queryArb(Object.keys(shape), queryValues(ids())) }),
+        query: rareQueryArb(queryArb(Object.keys(shape), queryValues(ids()))),
       })
       .map(({ body, headers, query }): RequestSpec => ({ method: 'POST', path, query, headers, body }));
-    await fc.assert(
-      fc.asyncProperty(spec, async (request) => {
-        await prober.probe('A', `POST ${path.slice(5)}`, request);
-      }),
-      runs(numRuns),
-    );
+    await assertProbes(prober, 'A', `POST ${path.slice(5)}`, spec, numRuns);
   };
 
   const someOf = <T>(values: T[]) => fc.array(fc.constantFrom(...values), { minLength: 1, maxLength: 3 });
@@ -328,66 +308,27 @@ describe('Interface A: any input keeps the envelope, never a 5xx, never a write 
               : { kind: 'multipart', fields, files: [] };
         return { method: 'POST', path, headers: { Authorization: auth, 'Idempotency-Key': key }, body };
       });
-    await fc.assert(
-      fc.asyncProperty(spec, async (request) => {
-        await prober.probe('A', 'POST make-order with Idempotency-Key', request);
-      }),
-      runs(80),
-    );
+    await assertProbes(prober, 'A', 'POST make-order with Idempotency-Key', spec, 80);
   }, PROPERTY_TIMEOUT);
 
   it('any method on any /api path (and near misses) answers in the A envelope', async () => {
-    const paths = [
-      ...GETS.map((e) => e.path),
-      '/api/generate/authorization-token',
-      '/api/top-up/make-order',
-      '/api/card/make-order',
-      '/api/topup/review',
-      '/api/card/review',
-    ];
-    const path = fc.oneof(
-      { weight: 4, arbitrary: fc.constantFrom(...paths) },
-      {
-        weight: 2,
-        arbitrary: fc
-          .tuple(fc.constantFrom(...paths), fc.constantFrom('/', '%00', '%2F', '/..', '/x', '.json', '%ED%A0%80', '//'))
-          .map(([p, s]) => `${p}${s}`),
-      },
-      { weight: 1, arbitrary: fc.constantFrom(...paths).map((p) => p.toUpperCase()) },
-      { weight: 1, arbitrary: fc.constantFrom('/api', '/api/', '/api/%FF', '/api/get-category/1', '/api/webhooks', '/api/order/details') },
-    );
-    const spec = fc
-      .record({ method: fc.constantFrom(...METHODS), path, headers: headers(), body: bodyArb(nearObject({})) })
-      .map(({ method, path, headers, body }): RequestSpec => ({ method, path, headers, ...(method === 'GET' ? {} : { body }) }));
-    await fc.assert(
-      fc.asyncProperty(spec, async (request) => {
-        await prober.probe('A', 'any method, any /api path', request);
-      }),
-      runs(80),
-    );
+    await assertAnyMethodAnyPath(prober, {
+      envelope: 'A',
+      label: 'any method, any /api path',
+      paths: [...GETS.map((e) => e.path), ...POSTS],
+      suffixes: ['/', '%00', '%2F', '/..', '/x', '.json', '%ED%A0%80', '//'],
+      nearMisses: ['/api', '/api/', '/api/%FF', '/api/get-category/1', '/api/webhooks', '/api/order/details'],
+      access: headerAccess(headers()),
+      numRuns: 80,
+    });
   }, PROPERTY_TIMEOUT);
 
   it('after any answer, the kept-alive connection serves the next request', async () => {
-    const paths: Array<[string, string]> = [
-      ['POST', '/api/generate/authorization-token'],
-      ['POST', '/api/top-up/make-order'],
-      ['POST', '/api/card/make-order'],
-      ['POST', '/api/topup/review'],
-      ['POST', '/api/card/review'],
-      ...GETS.map((e): [string, string] => ['GET', e.path]),
-    ];
-    const spec = fc
-      .record({
-        route: fc.constantFrom(...paths),
-        headers: headers(),
-        body: fc.oneof(fillerArb, bodyArb(nearObject({ topUpId: fc.constantFrom(...real.topUps) }))),
-      })
-      .map(({ route: [method, path], headers, body }): RequestSpec => ({ method, path, headers, body }));
-    await fc.assert(
-      fc.asyncProperty(spec, async (request) => {
-        await prober.reuse('keep-alive: request, then GET /health', request);
-      }),
-      runs(40, 15_000),
-    );
+    await assertKeepAlive(prober, {
+      routes: [...POSTS.map((p): [string, string] => ['POST', p]), ...GETS.map((e): [string, string] => ['GET', e.path])],
+      access: headerAccess(headers()),
+      fields: { topUpId: fc.constantFrom(...real.topUps) },
+      numRuns: 40,
+    });
   }, PROPERTY_TIMEOUT);
 });

@@ -9,14 +9,14 @@ import { afterAll, beforeAll, describe, it } from 'vitest';
 import type { AccountCredentials } from '../../src/modules/accounts/service.js';
 import { createTestAccount } from '../helpers/api.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
-import { watchWrites } from '../helpers/writes.js';
 import { makeItem, makePurchase } from '../license/helpers.js';
 import {
+  assertAnyMethodAnyPath,
+  assertKeepAlive,
+  assertProbes,
   bodyArb,
   extraHeadersArb,
-  fillerArb,
   headerValueArb,
-  METHODS,
   nearObject,
   OPEN_LIMITS,
   oddString,
@@ -25,7 +25,7 @@ import {
   Prober,
   queryArb,
   queryValues,
-  runs,
+  rareQueryArb,
   type BodySpec,
   type HeaderValue,
   type RequestSpec,
@@ -53,7 +53,7 @@ beforeAll(async () => {
     await makePurchase(app, { item: audio, licenseType: 'Extended', downloaded: true }),
     await makePurchase(app, { item: theirs }),
   ];
-  prober = new Prober(app, (await watchWrites(app.services.sql)).count);
+  prober = await Prober.watching(app);
 }, 60_000);
 
 afterAll(async () => {
@@ -105,6 +105,7 @@ const GETS = [
   { path: '/license-api/items/all', keys: ['api_key'] },
   { path: '/license-api/items/item', keys: ['api_key', 'item_id'] },
 ];
+const VALIDATION = '/license-api/purchases/validation';
 
 describe('Interface B: any input keeps the B envelope, never a 5xx, never a write on failure', () => {
   for (const endpoint of GETS) {
@@ -119,16 +120,11 @@ describe('Interface B: any input keeps the B envelope, never a 5xx, never a writ
           query: queryArb(endpoint.keys, queryValues(itemIds, [owner.apiKey]), plausible),
         })
         .map(({ auth, query }): RequestSpec => ({ method: 'GET', path: endpoint.path, query: [...auth.query, ...query], headers: auth.headers }));
-      await fc.assert(
-        fc.asyncProperty(spec, async (request) => {
-          await prober.probe('B', `GET ${endpoint.path.slice(13)}`, request);
-        }),
-        runs(120),
-      );
+      await assertProbes(prober, 'B', `GET ${endpoint.path.slice(13)}`, spec, 120);
     }, PROPERTY_TIMEOUT);
   }
 
-  it('POST /license-api/purchases/validation: the key in any of the four places, any body', async () => {
+  it(`POST ${VALIDATION}: the key in any of the four places, any body`, async () => {
     const purchaseCode = fc.oneof(
       { weight: 4, arbitrary: fc.constantFrom(...codes) },
       { weight: 1, arbitrary: fc.constantFrom(...codes).map((c) => c.toUpperCase()) },
@@ -139,76 +135,42 @@ describe('Interface B: any input keeps the B envelope, never a 5xx, never a writ
       .record({
         auth: credentials(['query', 'header', 'bearer', 'body', 'body', 'none']),
         fields: nearObject({ purchase_code: purchaseCode }),
-        query: fc.oneof(
-          { weight: 3, arbitrary: fc.constant([] as Array<[string, string | null]>) },
-          { weight: 1, arbitrary: queryArb(['purchase_code', 'api_key'], queryValues([], codes)) },
-        ),
+        query: rareQueryArb(queryArb(['purchase_code', 'api_key'], queryValues([], codes)), 3),
       })
       .chain(({ auth, fields, query }) => {
         const withKey = auth.where === 'body' ? { ...fields, api_key: auth.key } : fields;
         return bodyArb(fc.constant(withKey), ['purchase_code', 'api_key']).map(
           (body: BodySpec): RequestSpec => ({
             method: 'POST',
-            path: '/license-api/purchases/validation',
+            path: VALIDATION,
             query: [...auth.query, ...query],
             headers: auth.headers,
             body,
           }),
         );
       });
-    await fc.assert(
-      fc.asyncProperty(spec, async (request) => {
-        await prober.probe('B', 'POST purchases/validation', request);
-      }),
-      runs(200),
-    );
+    await assertProbes(prober, 'B', 'POST purchases/validation', spec, 200);
   }, PROPERTY_TIMEOUT);
 
   it('any method on any /license-api path (and near misses) answers in the B envelope', async () => {
-    const paths = [...GETS.map((e) => e.path), '/license-api/purchases/validation'];
-    const path = fc.oneof(
-      { weight: 4, arbitrary: fc.constantFrom(...paths) },
-      {
-        weight: 2,
-        arbitrary: fc.tuple(fc.constantFrom(...paths), fc.constantFrom('/', '%00', '%2F', '/x', '.json', '%ED%A0%80', '//')).map(([p, s]) => `${p}${s}`),
-      },
-      { weight: 1, arbitrary: fc.constantFrom(...paths).map((p) => p.toUpperCase()) },
-      { weight: 1, arbitrary: fc.constantFrom('/license-api', '/license-api/', '/license-api/%FF', '/license-api/items', '/license-api/purchases') },
-    );
-    const spec = fc
-      .record({ method: fc.constantFrom(...METHODS), path, auth: credentials(['header', 'bearer', 'query', 'none']), body: bodyArb(nearObject({})) })
-      .map(
-        ({ method, path, auth, body }): RequestSpec => ({
-          method,
-          path,
-          query: auth.query,
-          headers: auth.headers,
-          ...(method === 'GET' ? {} : { body }),
-        }),
-      );
-    await fc.assert(
-      fc.asyncProperty(spec, async (request) => {
-        // Paths that do not start with /license-api/ exactly belong to Interface A's envelope.
-        await prober.probe(request.path.startsWith('/license-api') ? 'B' : 'A', 'any method, any /license-api path', request);
-      }),
-      runs(80),
-    );
+    await assertAnyMethodAnyPath(prober, {
+      // Paths that do not start with /license-api/ exactly belong to Interface A's envelope.
+      envelope: (request) => (request.path.startsWith('/license-api') ? 'B' : 'A'),
+      label: 'any method, any /license-api path',
+      paths: [...GETS.map((e) => e.path), VALIDATION],
+      suffixes: ['/', '%00', '%2F', '/x', '.json', '%ED%A0%80', '//'],
+      nearMisses: ['/license-api', '/license-api/', '/license-api/%FF', '/license-api/items', '/license-api/purchases'],
+      access: credentials(['header', 'bearer', 'query', 'none']),
+      numRuns: 80,
+    });
   }, PROPERTY_TIMEOUT);
 
   it('after any answer, the kept-alive connection serves the next request', async () => {
-    const routes: Array<[string, string]> = [...GETS.map((e): [string, string] => ['GET', e.path]), ['POST', '/license-api/purchases/validation']];
-    const spec = fc
-      .record({
-        route: fc.constantFrom(...routes),
-        auth: credentials(['header', 'bearer', 'query', 'none']),
-        body: fc.oneof(fillerArb, bodyArb(nearObject({ purchase_code: fc.constantFrom(...codes) }))),
-      })
-      .map(({ route: [method, path], auth, body }): RequestSpec => ({ method, path, query: auth.query, headers: auth.headers, body }));
-    await fc.assert(
-      fc.asyncProperty(spec, async (request) => {
-        await prober.reuse('keep-alive: request, then GET /health', request);
-      }),
-      runs(30, 15_000),
-    );
+    await assertKeepAlive(prober, {
+      routes: [...GETS.map((e): [string, string] => ['GET', e.path]), ['POST', VALIDATION]],
+      access: credentials(['header', 'bearer', 'query', 'none']),
+      fields: { purchase_code: fc.constantFrom(...codes) },
+      numRuns: 30,
+    });
   }, PROPERTY_TIMEOUT);
 });

@@ -19,6 +19,7 @@
 import { createConnection } from 'node:net';
 import fc from 'fast-check';
 import type { TestApp } from '../helpers/harness.js';
+import { watchWrites } from '../helpers/writes.js';
 
 // ───────────────────────────── printable building blocks ─────────────────────────────
 
@@ -644,6 +645,11 @@ export class Prober {
     private readonly writes: () => Promise<number>,
   ) {}
 
+  /** A Prober on `app` whose write counter watches every table from now on (test/helpers/writes.ts). */
+  static async watching(app: TestApp): Promise<Prober> {
+    return new Prober(app, (await watchWrites(app.services.sql)).count);
+  }
+
   async send(spec: RequestSpec): Promise<Response> {
     const headers: Record<string, string> = {};
     let bytes: Buffer | undefined;
@@ -807,6 +813,102 @@ export const OPEN_LIMITS = {
 };
 
 export const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+
+// ───────────────────────────── the properties the three files share ─────────────────────────────
+
+/** An Authorization header: mostly one of the `valid` forms, sometimes any header value, a near miss, or none. */
+export const authorizationArb = (valid: readonly string[], nearMisses: readonly string[]): fc.Arbitrary<HeaderValue | undefined> =>
+  fc.oneof(
+    { weight: 12, arbitrary: fc.constantFrom(...valid) },
+    { weight: 2, arbitrary: headerValueArb },
+    { weight: 1, arbitrary: fc.constantFrom(...nearMisses) },
+    { weight: 1, arbitrary: fc.constant(undefined) },
+  );
+
+/** `authorization` (when not missing) plus up to three of the headers `names`, each with any value. */
+export const authHeadersArb = (authorization: fc.Arbitrary<HeaderValue | undefined>, names: readonly string[]) =>
+  fc.tuple(authorization, extraHeadersArb(names)).map(([auth, extra]) => ({ ...extra, ...(auth === undefined ? {} : { Authorization: auth }) }));
+
+/** Mostly no query string, sometimes `query` (1 in `1 + emptyWeight`). */
+export const rareQueryArb = (query: fc.Arbitrary<Array<[string, string | null]>>, emptyWeight = 4) =>
+  fc.oneof({ weight: emptyWeight, arbitrary: fc.constant([] as Array<[string, string | null]>) }, { weight: 1, arbitrary: query });
+
+/** What a request carries to authenticate: its headers and, for an api key in the query, the query pairs. */
+export type Access = { headers: Record<string, HeaderValue | undefined>; query?: Array<[string, string]> };
+
+/** Credentials that are headers only (Interface A, admin). */
+export const headerAccess = (headers: fc.Arbitrary<Record<string, HeaderValue | undefined>>): fc.Arbitrary<Access> => headers.map((h) => ({ headers: h }));
+
+/** The headers of `access`, and its query pairs first when it has any. */
+const accessParts = (access: Access): Pick<RequestSpec, 'query' | 'headers'> =>
+  access.query === undefined ? { headers: access.headers } : { query: access.query, headers: access.headers };
+
+/**
+ * Asserts, over `numRuns` generated requests, that each answer keeps the invariants of the module comment
+ * (`Prober.probe`) in `envelope`: one envelope, or one chosen per request.
+ */
+export async function assertProbes(
+  prober: Prober,
+  envelope: Envelope | ((request: RequestSpec) => Envelope),
+  label: string,
+  spec: fc.Arbitrary<RequestSpec>,
+  numRuns: number,
+): Promise<void> {
+  await fc.assert(
+    fc.asyncProperty(spec, async (request) => {
+      await prober.probe(typeof envelope === 'function' ? envelope(request) : envelope, label, request);
+    }),
+    runs(numRuns),
+  );
+}
+
+/**
+ * Any method on any path of an interface, and near misses: a known path, a known path plus one of
+ * `suffixes`, a known path in capitals, or one of `nearMisses`; any credentials from `access`, any body but
+ * on a GET. Each answer must keep the invariants (`assertProbes`).
+ */
+export async function assertAnyMethodAnyPath(
+  prober: Prober,
+  p: {
+    envelope: Envelope | ((request: RequestSpec) => Envelope);
+    label: string;
+    paths: readonly string[];
+    suffixes: readonly string[];
+    nearMisses: readonly string[];
+    access: fc.Arbitrary<Access>;
+    numRuns: number;
+  },
+): Promise<void> {
+  const path = fc.oneof(
+    { weight: 4, arbitrary: fc.constantFrom(...p.paths) },
+    { weight: 2, arbitrary: fc.tuple(fc.constantFrom(...p.paths), fc.constantFrom(...p.suffixes)).map(([path, s]) => `${path}${s}`) },
+    { weight: 1, arbitrary: fc.constantFrom(...p.paths).map((path) => path.toUpperCase()) },
+    { weight: 1, arbitrary: fc.constantFrom(...p.nearMisses) },
+  );
+  const spec = fc
+    .record({ method: fc.constantFrom(...METHODS), path, access: p.access, body: bodyArb(nearObject({})) })
+    .map(({ method, path, access, body }): RequestSpec => ({ method, path, ...accessParts(access), ...(method === 'GET' ? {} : { body }) }));
+  await assertProbes(prober, p.envelope, p.label, spec, p.numRuns);
+}
+
+/**
+ * After any answer, the kept-alive connection serves the next request (`Prober.reuse`): any of `routes`,
+ * any credentials from `access`, a filler body of any size class or a body shaped like `fields`.
+ */
+export async function assertKeepAlive(
+  prober: Prober,
+  p: { routes: ReadonlyArray<readonly [string, string]>; access: fc.Arbitrary<Access>; fields: Record<string, fc.Arbitrary<unknown>>; numRuns: number },
+): Promise<void> {
+  const spec = fc
+    .record({ route: fc.constantFrom(...p.routes), access: p.access, body: fc.oneof(fillerArb, bodyArb(nearObject(p.fields))) })
+    .map(({ route: [method, path], access, body }): RequestSpec => ({ method, path, ...accessParts(access), body }));
+  await fc.assert(
+    fc.asyncProperty(spec, async (request) => {
+      await prober.reuse('keep-alive: request, then GET /health', request);
+    }),
+    runs(p.numRuns, 15_000),
+  );
+}
 
 // ───────────────────────────── raw keep-alive exchange ─────────────────────────────
 

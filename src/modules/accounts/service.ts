@@ -64,7 +64,7 @@ export async function adjustBalance(
   const value = fromCents(toCents(amount));
   const [row] = await db.execute<{ next: string | null; balance: string | null }>(sql`
     with target as (
-      select id, balance + ${value}::numeric as next from ${accounts} where id = ${accountId} for update
+      select id, balance + ${value}::numeric as next from ${accounts} where id = ${accountId} for no key update
     ), moved as (
       update ${accounts} a set balance = t.next, updated_at = now()
       from target t

@@ -41,7 +41,7 @@ const restorePricing = () => sql`
 async function leaveAtCap(tx: DbOrTx, { services, members, memberService }: CampaignMemberKind): Promise<number> {
   const left = await tx.execute<{ id: number; campaign_id: number }>(sql`
     update ${services} s set ${restorePricing()}
-    from (select id, campaign_id from ${services} where is_offered = 1 and offered_sell >= max_sell for update) capped
+    from (select id, campaign_id from ${services} where is_offered = 1 and offered_sell >= max_sell for no key update) capped
     where s.id = capped.id
     returning s.id, capped.campaign_id`);
   for (const { id, campaign_id: campaignId } of left) {

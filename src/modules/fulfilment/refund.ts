@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client.js';
+import { retryingConflicts } from '../../db/conflicts.js';
 import { accounts, balanceLedger, orderLines, orders } from '../../db/schema.js';
 import { AppError } from '../../http/errors.js';
 import { fromCents, toCents } from '../../lib/money.js';
@@ -24,7 +25,7 @@ type RefundLine = {
 /** Locks an order by utr for the rest of the transaction; unknown utr → not_found. (float8: raw SQL reads bigint as text.) */
 async function lockOrder(tx: Tx, utr: string): Promise<LockedOrder> {
   const [order] = await tx.execute<LockedOrder>(
-    sql`select id::float8 as id, account_id, kind, status, total from ${orders} where utr = ${utr} for update`,
+    sql`select id::float8 as id, account_id, kind, status, total from ${orders} where utr = ${utr} for no key update`,
   );
   if (!order) throw new AppError('not_found');
   return order;
@@ -74,7 +75,7 @@ export async function refundOrder(
   utr: string,
   reason: string,
 ): Promise<{ utr: string; status: OrderStatus; refunded_amount: string }> {
-  return db.transaction(async (tx) => {
+  return retryingConflicts(() => db.transaction(async (tx) => {
     const order = await lockOrder(tx, utr);
     if (order.status !== ORDER_STATUS.initiate && order.status !== ORDER_STATUS.stock_short) {
       throw new AppError('invalid_transition');
@@ -108,7 +109,7 @@ export async function refundOrder(
     const moved = await transitionOrder(tx, order.id, ORDER_STATUS.refund, { refundedAmount: amount, note: reason });
     if (!moved) throw new AppError('invalid_transition');
     return { utr, status: moved.status, refunded_amount: moved.refundedAmount };
-  });
+  }));
 }
 
 /** An operator marks a top-up order delivered (initiate → completed). */

@@ -21,7 +21,7 @@ export async function fulfilCardOrder(db: DbOrTx, orderId: number): Promise<Card
   return db.transaction(async (tx) => {
     // The order row lock serialises this with refunds and with a second run of the same job.
     const [order] = await tx.execute<{ status: number; kind: string }>(
-      sql`select status, kind from ${orders} where id = ${orderId} for update`,
+      sql`select status, kind from ${orders} where id = ${orderId} for no key update`,
     );
     if (!order || order.kind !== 'card') return 'noop';
     if (order.status !== ORDER_STATUS.initiate && order.status !== ORDER_STATUS.stock_short) return 'noop';
@@ -57,7 +57,7 @@ async function assignCodes(tx: Tx, line: OwedLine): Promise<{ delivered: number;
       where card_service_id = ${line.card_service_id} and order_line_id is null
       order by id
       limit ${line.codes_owed}
-      for update skip locked
+      for no key update skip locked
     ), assigned as (
       update ${cardCodes} c set order_line_id = ${line.id}, assigned_at = now()
       from picked where c.id = picked.id

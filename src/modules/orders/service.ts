@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { and, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.js';
+import { retryingConflicts } from '../../db/conflicts.js';
 import { cardServices, cards, idempotencyKeys, topUpServices, topUps, type OrderField, type ProductKind } from '../../db/schema.js';
 import { AppError, validationError } from '../../http/errors.js';
 import { isBlank, isStorableText, NOT_STORABLE } from '../../http/validation.js';
@@ -180,13 +181,15 @@ export async function placeOrder(db: DbOrTx, input: PlaceOrder): Promise<Placed>
     ), locked as (
       -- Campaign units are sold only at the pricing of the campaign that applies today (C9, one rule), which
       -- must be the one the service carries: between a campaign change and the sync, units sell at the regular price.
+      -- NO KEY UPDATE: it serialises reservations, yet does not block the foreign-key checks of other orders' lines
+      -- (a FOR UPDATE here deadlocked with an order of the same account holding the account row).
       select s.id, s.price, s.discount, s.discount_type, s.offered_sell, s.max_sell, s.campaign_id
       from ${services} s
       cross join lateral ${applicableMembership(input.kind, sql`s.id`, sql`current_date`)} m
       where s.id in (select service_id from req) and s.is_offered = 1 and s.campaign_id = m.campaign_id
         and exists (select 1 from go)
       order by s.id
-      for update of s
+      for no key update of s
     ), alloc as (
       select l.id, l.campaign_id, greatest(0, least(r.qty, l.max_sell - l.offered_sell)) as n,
              ${unitPriceSql('l.price', 'l.discount', 'l.discount_type')} as unit
@@ -240,7 +243,7 @@ export async function placeOrder(db: DbOrTx, input: PlaceOrder): Promise<Placed>
 
   let rows: Array<Record<string, unknown>>;
   try {
-    rows = await db.execute(statement);
+    rows = await retryingConflicts(() => db.execute(statement));
   } catch (err) {
     if (isInsufficientBalance(err)) throw new AppError('insufficient_balance');
     throw err;

@@ -86,7 +86,7 @@ export async function submitReview(
   const product = productTable(input.kind);
   return db.transaction(async (tx) => {
     const locked = await tx.execute(sql`
-      select 1 from ${product} where id = ${input.productId} and status = 1 and deleted_at is null for update`);
+      select 1 from ${product} where id = ${input.productId} and status = 1 and deleted_at is null for no key update`);
     if (locked.length === 0) return 'unknown_product';
     if (!(await hasOrderedProduct(tx, input.accountId, input.kind, input.productId))) return 'not_purchased';
     const inserted = await tx

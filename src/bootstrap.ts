@@ -3,7 +3,7 @@ import postgres from 'postgres';
 import { connectDatabase } from './db/client.js';
 import { ensureDatabase, migrateDatabase } from './db/migrate.js';
 import { ConfigError, generateCodeEncryptionKey, parseEnv, readCodeEncryptionKey, withKey, type Config, type Env } from './env.js';
-import type { Services } from './http/context.js';
+import type { Services } from './services.js';
 import { adoptCodeKey, storedKeyFingerprint } from './modules/inventory/code-key.js';
 import type { Logger } from './lib/logger.js';
 import { createServices } from './services.js';

@@ -1,11 +1,23 @@
 import { Redis } from 'ioredis';
-import { connectDatabase } from './db/client.js';
+import { connectDatabase, type Database } from './db/client.js';
 import type { Config } from './env.js';
-import type { Services } from './http/context.js';
 import { until } from './lib/deadline.js';
-import { connectionErrors, createLogger } from './lib/logger.js';
+import { connectionErrors, createLogger, type Logger } from './lib/logger.js';
 import { SharedCache } from './lib/shared-cache.js';
-import { createQueues } from './queues/index.js';
+import { createQueues, type Queues } from './queues/index.js';
+
+/** Everything a request handler, a worker or a CLI command may use; built once per process by createServices. */
+export type Services = Database & {
+  config: Config;
+  /** General-purpose Redis commands: rate limits, cache invalidation. Not for BullMQ workers. */
+  redis: Redis;
+  queues: Queues;
+  logger: Logger;
+  /** Catalog reads (products, services, campaign), dropped in every process on catalog changes. */
+  catalogCache: SharedCache;
+  /** Bearer-token lookups (A1 tokens), 30 s at most. */
+  tokenCache: SharedCache;
+};
 
 /** Opens the connections one process needs. The caller closes them with closeServices. */
 export function createServices(config: Config): Services {

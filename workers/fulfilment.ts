@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { orders } from '../src/db/schema.js';
-import type { Services } from '../src/http/context.js';
+import type { Services } from '../src/services.js';
 import { fulfilCardOrder, type CardFulfilment } from '../src/modules/fulfilment/service.js';
 import { fulfilTopUpOrder, type TopUpFulfilment } from '../src/modules/fulfilment/top-up.js';
 import type { FulfilmentJob } from '../src/queues/index.js';

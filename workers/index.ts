@@ -1,4 +1,4 @@
-import type { Services } from '../src/http/context.js';
+import type { Services } from '../src/services.js';
 import { until } from '../src/lib/deadline.js';
 import { syncCampaigns } from '../src/modules/campaigns/service.js';
 import { startCampaignSync } from '../src/modules/campaigns/scheduler.js';

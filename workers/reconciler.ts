@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { runPeriodically } from '../src/db/periodic.js';
 import type { Tx } from '../src/db/client.js';
 import { cardCodes, orderLines, orders } from '../src/db/schema.js';
-import type { Services } from '../src/http/context.js';
+import type { Services } from '../src/services.js';
 import { handToOperator } from '../src/modules/fulfilment/top-up.js';
 import { ORDER_STATUS } from '../src/modules/orders/state.js';
 

@@ -1,7 +1,7 @@
 import { UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { z } from 'zod';
-import type { Services } from '../src/http/context.js';
+import type { Services } from '../src/services.js';
 import { connectionErrors } from '../src/lib/logger.js';
 
 /**

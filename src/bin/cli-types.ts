@@ -1,4 +1,4 @@
-import type { Services } from '../http/context.js';
+import type { Services } from '../services.js';
 
 /**
  * One CLI command. `args` are the words after the command name; `--flag value` pairs are in `flags`.

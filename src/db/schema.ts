@@ -51,6 +51,9 @@ export type OrderField = {
   option?: Record<string, string>;
 };
 
+/** How `orders.status` is stored (C8); modules/orders/state.ts names the values and owns the moves between them. */
+export type OrderStatusCode = 0 | 1 | 2 | 3;
+
 export type ProductImage = { image: string; image_driver: string; preview: string; preview_driver: string };
 
 // ───────────────────────────── installation ─────────────────────────────
@@ -397,7 +400,7 @@ export const orders = pgTable(
     kind: varchar('kind', { length: 8 }).$type<ProductKind>().notNull(),
     /** The top-up ordered (top-up orders only); card orders name their cards per line. */
     topUpId: integer('top_up_id').references(() => topUps.id),
-    status: smallint('status').notNull().default(0),
+    status: smallint('status').$type<OrderStatusCode>().notNull().default(0),
     total: money('total').notNull(),
     currency: varchar('currency', { length: 3 }).notNull(),
     currencySymbol: varchar('currency_symbol', { length: 8 }).notNull(),

@@ -1,5 +1,5 @@
 import type { Context, Next } from 'hono';
-import { AppError } from './errors.js';
+import { AppError } from '../errors.js';
 import { LIMITS } from './server.js';
 
 /** How much of an oversized upload is read and dropped, and for how long, before the answer goes out anyway. */

@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import { AppError } from './errors.js';
+import { AppError } from '../errors.js';
 
 /**
  * Reads a JSON, form-encoded or multipart body into a plain object (C5: write endpoints take all three).

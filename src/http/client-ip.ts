@@ -1,6 +1,7 @@
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context } from 'hono';
-import type { AppEnv, Services } from './context.js';
+import type { Services } from '../services.js';
+import type { AppEnv } from './context.js';
 
 /** Processes already told that X-Forwarded-For arrives while TRUST_PROXY is off. */
 const warned = new WeakSet<Services>();

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
-import { ERRORS } from './errors.js';
+import { ERRORS } from '../errors.js';
 
 /**
  * The HTTP limits (C2), set here and nowhere else, and documented in the README.

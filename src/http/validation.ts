@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
-import { AppError, validationError } from './errors.js';
+import { AppError, validationError } from '../errors.js';
+import { isBlank, isStorableText, NOT_STORABLE } from '../lib/text.js';
 
 /**
  * Laravel-style validation messages (C4): one string per failing field, the field's name in words.
@@ -15,11 +16,6 @@ export function fieldLabel(key: string): string {
     .trim();
 }
 
-export const isBlank = (value: unknown): boolean =>
-  value === undefined ||
-  value === null ||
-  (typeof value === 'string' && value.trim() === '') ||
-  (Array.isArray(value) && value.length === 0);
 
 const blankToUndefined = (value: unknown) => (isBlank(value) ? undefined : value);
 
@@ -60,15 +56,6 @@ export const positiveInt = (max = MAX_ID) =>
   );
 
 export const pageQuery = () => positiveInt();
-
-/**
- * The one text rule (C2): a NUL character or an unpaired UTF-16 surrogate is never stored, looked up or
- * logged; it makes the field invalid. Used by every string schema and by fields checked by hand.
- */
-const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-export const isStorableText = (value: string): boolean => !UNSTORABLE.test(value);
-
-export const NOT_STORABLE = 'must not contain NUL characters or unpaired surrogates.';
 
 /** A string field: trimmed, at most `max` characters, storable (see isStorableText). */
 export const text = (max: number) =>

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../src/db/client.js';
 import { fromCents, toCents } from '../../src/lib/money.js';
-import { cards, cardServices, categories, orderLines, orders, topUps, topUpServices } from '../../src/db/schema.js';
+import { cards, cardServices, categories, orderLines, orders, topUps, topUpServices, type OrderStatusCode } from '../../src/db/schema.js';
 
 /** Catalog rows and orders written straight to the database, so operator tests need no buyer flow. */
 const image = { image: 'x.png', image_driver: 'local', preview: 'x.png', preview_driver: 'local' };
@@ -23,7 +23,7 @@ export async function insertTopUpService(db: Db, price = '5.00', name = 'Game'):
 
 type OrderSpec = {
   accountId: number;
-  status?: number;
+  status?: OrderStatusCode;
   quantity?: number;
   unitPrice?: string;
   informations?: Record<string, string>;

@@ -21,6 +21,7 @@ import {
   type CategoryType,
   type DiscountType,
   type OrderField,
+  type OrderStatusCode,
   type ProductKind,
 } from '../../src/db/schema.js';
 import { toSnapshot, unitPriceCents } from '../../src/modules/catalog/pricing.js';
@@ -281,7 +282,7 @@ export async function createGateway(
 export async function createOrderFor(
   db: DbOrTx,
   accountId: number,
-  input: ({ topUpId: number; cardId?: never } | { cardId: number; topUpId?: never }) & { status?: number },
+  input: ({ topUpId: number; cardId?: never } | { cardId: number; topUpId?: never }) & { status?: OrderStatusCode },
 ) {
   const kind: ProductKind = input.topUpId !== undefined ? 'top_up' : 'card';
   const [service] =

@@ -5,7 +5,7 @@ import { inject } from 'vitest';
 import { startWorkers, type RunningWorkers } from '../../workers/index.js';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/env.js';
-import type { Services } from '../../src/http/context.js';
+import type { Services } from '../../src/services.js';
 import { createServices } from '../../src/services.js';
 import { serveHttp } from '../../src/http/server.js';
 

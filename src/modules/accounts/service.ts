@@ -4,6 +4,9 @@ import { accounts, balanceLedger } from '../../db/schema.js';
 import { randomSecret, sha256 } from '../../lib/crypto.js';
 import { fromCents, MAX_MONEY, toCents } from '../../lib/money.js';
 
+/** An account as the one placing a request: its id and the currency it pays in. */
+export type Caller = { id: number; currency: string; currencySymbol: string };
+
 export type NewAccount = {
   firstname: string;
   lastname: string;

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import type { z } from '@hono/zod-openapi';
 import type { CliCommand } from '../../bin/cli-types.js';
-import { AppError } from '../../http/errors.js';
-import { pageRequest } from '../../http/pagination.js';
+import { AppError } from '../../errors.js';
+import { pageRequest } from '../../lib/paging.js';
 import { validate } from '../../http/validation.js';
 import { restockCardService } from '../fulfilment/service.js';
 import { completeTopUpOrder } from '../fulfilment/refund.js';

@@ -2,7 +2,7 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { HonoAdapter } from '@bull-board/hono';
 import { serveStatic } from '@hono/node-server/serve-static';
-import type { Services } from '../../http/context.js';
+import type { Services } from '../../services.js';
 
 /** The bull-board queue dashboard over every queue of the service, served under `basePath`. */
 export function queueDashboard(services: Services, basePath: string) {

@@ -1,6 +1,6 @@
 import { createMiddleware } from 'hono/factory';
 import type { AppEnv } from '../../http/context.js';
-import { AppError } from '../../http/errors.js';
+import { AppError } from '../../errors.js';
 import { matchesDigest, sha256 } from '../../lib/crypto.js';
 
 /** The presented admin token, compared in constant time against the configured one. */

@@ -1,7 +1,8 @@
 import type { Context } from 'hono';
 import { readBody } from '../../http/body.js';
 import type { AppEnv } from '../../http/context.js';
-import { pageObject, pageRequest } from '../../http/pagination.js';
+import { pageObject } from '../../http/pagination.js';
+import { pageRequest } from '../../lib/paging.js';
 import { success } from '../../http/respond.js';
 import { validate } from '../../http/validation.js';
 import { completeTopUpOrder } from '../fulfilment/refund.js';

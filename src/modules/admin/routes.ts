@@ -1,5 +1,6 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
-import type { AppEnv, Services } from '../../http/context.js';
+import type { AppEnv } from '../../http/context.js';
+import type { Services } from '../../services.js';
 import { protectReadyMadeResponses } from '../../http/headers.js';
 import { route, type RouteDoc } from '../../http/route.js';
 import { licenseAdminRoutes } from '../license/index.js';

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { id, pageQuery, requiredText, text } from '../../http/validation.js';
-import { ORDER_STATUS, type OrderStatus } from '../orders/state.js';
+import { parseStatus } from '../orders/state.js';
 
 /** Money as a JSON number or a string with at most two decimals; `signed` allows a leading minus. */
 const moneyAmount = (signed: boolean) =>
@@ -36,17 +36,10 @@ export const ImportCodesBody = z.object({
     .max(10_000, { error: 'must not have more than 10000 items.' }),
 });
 
-const STATUS_BY_NAME: Record<string, OrderStatus> = {
-  ...ORDER_STATUS,
-  ...Object.fromEntries(Object.values(ORDER_STATUS).map((n) => [String(n), n])),
-};
-
 export const ListOrdersQuery = z.object({
   status: text(20)
     .transform((v, ctx) => {
-      const name = v.trim().toLowerCase();
-      // Own keys only: `constructor` or `__proto__` name no status.
-      const status = Object.hasOwn(STATUS_BY_NAME, name) ? STATUS_BY_NAME[name] : undefined;
+      const status = parseStatus(v);
       if (status === undefined) {
         ctx.addIssue({ code: 'custom', message: 'must be one of initiate, completed, refund, stock_short or 0 to 3.' });
         return z.NEVER;

@@ -2,8 +2,8 @@ import { count, desc, eq, inArray } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { orderLines, orders } from '../../db/schema.js';
 import type { Config } from '../../env.js';
-import type { Services } from '../../http/context.js';
-import { AppError, validationError } from '../../http/errors.js';
+import type { Services } from '../../services.js';
+import { AppError, validationError } from '../../errors.js';
 import { isoMicros } from '../../lib/time.js';
 import { MAX_MONEY, moneyNumber, toCents } from '../../lib/money.js';
 import { adjustBalance, createAccount, type AccountCredentials } from '../accounts/service.js';
@@ -131,7 +131,7 @@ export async function listOrders(db: Db, { status, page, perPage }: OrderFilter)
         .orderBy(orderLines.id)
     : [];
   const data = rows.map((order): AdminOrder => {
-    const status = order.status as OrderStatus;
+    const status = order.status;
     return {
       id: order.id,
       utr: order.utr,

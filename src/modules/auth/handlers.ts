@@ -1,9 +1,9 @@
 import type { Context } from 'hono';
 import { clientIp } from '../../http/client-ip.js';
 import type { AppEnv } from '../../http/context.js';
-import { AppError } from '../../http/errors.js';
+import { AppError } from '../../errors.js';
 import { blockedForSeconds, consumeAll, createLimiter, type Limiter, type LimitCheck } from '../../lib/rate-limit.js';
-import type { Services } from '../../http/context.js';
+import type { Services } from '../../services.js';
 import { isoMicros } from '../../lib/time.js';
 import { exchangeKeyPair } from './service.js';
 

@@ -1,7 +1,7 @@
 import { createMiddleware } from 'hono/factory';
 import type { AppEnv } from '../../http/context.js';
-import { AppError } from '../../http/errors.js';
-import type { Services } from '../../http/context.js';
+import { AppError } from '../../errors.js';
+import type { Services } from '../../services.js';
 import { sha256 } from '../../lib/crypto.js';
 import { consumeAll, createLimiter, type Limiter } from '../../lib/rate-limit.js';
 import { isoMicros } from '../../lib/time.js';

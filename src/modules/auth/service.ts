@@ -2,7 +2,7 @@ import { and, eq, gt, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { accounts, authTokens } from '../../db/schema.js';
 import { matchesDigest, randomSecret, sha256 } from '../../lib/crypto.js';
-import type { AuthAccount } from '../../http/context.js';
+import type { Caller } from '../accounts/service.js';
 
 /**
  * C3: exchanges a key pair for an opaque token (32 random bytes) stored only as its SHA-256 digest.
@@ -37,7 +37,7 @@ export async function exchangeKeyPair(
 }
 
 /** The account behind a live (unexpired, unrevoked) token, or null. */
-export async function accountForToken(db: Db, token: string): Promise<(AuthAccount & { expiresAt: string }) | null> {
+export async function accountForToken(db: Db, token: string): Promise<(Caller & { expiresAt: string }) | null> {
   const [row] = await db
     .select({
       id: accounts.id,

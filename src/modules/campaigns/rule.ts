@@ -1,5 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { campaignCardServices, campaigns, campaignTopUpServices, cardServices, topUpServices, type ProductKind } from '../../db/schema.js';
+import { PRODUCT_KINDS } from '../../db/kinds.js';
+import { campaigns, type ProductKind } from '../../db/schema.js';
 
 /**
  * C9, the one rule for which campaign applies, used by placement, sync, refunds and the catalog:
@@ -11,21 +12,13 @@ export const campaignIsLive = (today: SQL | string) =>
 
 export const campaignPrecedence = sql`${campaigns.startDate} desc, ${campaigns.id} desc`;
 
-/** Each kind's services and campaign memberships. */
-export const CAMPAIGN_MEMBERS = {
-  card: { services: cardServices, members: campaignCardServices, memberService: campaignCardServices.cardServiceId },
-  top_up: { services: topUpServices, members: campaignTopUpServices, memberService: campaignTopUpServices.topUpServiceId },
-} as const;
-
-export type CampaignMemberKind = (typeof CAMPAIGN_MEMBERS)[ProductKind];
-
 /**
  * The membership that applies to the service `serviceId` (a column or value) on `today`: of a live
  * campaign, not left at its cap, first by precedence. A subquery of at most one row: campaign_id, price,
  * discount, discount_type, max_sell.
  */
 export const applicableMembership = (kind: ProductKind, serviceId: SQL, today: SQL | string) => {
-  const { members, memberService } = CAMPAIGN_MEMBERS[kind];
+  const { members, memberService } = PRODUCT_KINDS[kind];
   return sql`(
     select ${members.campaignId} as campaign_id, ${members.price} as price, ${members.discount} as discount,
            ${members.discountType} as discount_type, ${members.maxSell} as max_sell

@@ -1,6 +1,6 @@
 import type { Periodic } from '../../db/periodic.js';
 import { runPeriodically } from '../../db/periodic.js';
-import type { Services } from '../../http/context.js';
+import type { Services } from '../../services.js';
 import { CAMPAIGN_SYNC_LOCK, syncCampaigns } from './service.js';
 
 /** Runs syncCampaigns every `intervalMs` (campaign start, cap and end), one process at a time. */

@@ -3,7 +3,8 @@ import type { DbOrTx } from '../../db/client.js';
 import type { DiscountType } from '../../db/schema.js';
 import { utcToday } from '../../lib/time.js';
 import { toSnapshot } from '../catalog/pricing.js';
-import { applicableMembership, CAMPAIGN_MEMBERS, type CampaignMemberKind } from './rule.js';
+import { PRODUCT_KINDS, type KindTables } from '../../db/kinds.js';
+import { applicableMembership } from './rule.js';
 
 /** Serialises campaign syncs across processes (seed, API and worker hosts). */
 export const CAMPAIGN_SYNC_LOCK = 7301003;
@@ -22,8 +23,7 @@ export async function syncCampaigns(db: DbOrTx, today: string = utcToday()): Pro
     await tx.execute(sql`select pg_advisory_xact_lock(${CAMPAIGN_SYNC_LOCK})`);
     const result: SyncResult = { started: 0, capped: 0, ended: 0 };
     for (const kind of ['card', 'top_up'] as const) {
-      const members = CAMPAIGN_MEMBERS[kind];
-      result.capped += await leaveAtCap(tx, members);
+      result.capped += await leaveAtCap(tx, PRODUCT_KINDS[kind]);
       result.ended += await restoreInapplicable(tx, kind, today);
       result.started += await applyApplicable(tx, kind, today);
     }
@@ -38,7 +38,7 @@ const restorePricing = () => sql`
   discount_type = coalesce(old_data->>'discount_type', discount_type),
   is_offered = 0, campaign_id = null, campaign_data = null, old_data = null, updated_at = now()`;
 
-async function leaveAtCap(tx: DbOrTx, { services, members, memberService }: CampaignMemberKind): Promise<number> {
+async function leaveAtCap(tx: DbOrTx, { service: services, members, memberService }: KindTables): Promise<number> {
   const left = await tx.execute<{ id: number; campaign_id: number }>(sql`
     update ${services} s set ${restorePricing()}
     from (select id, campaign_id from ${services} where is_offered = 1 and offered_sell >= max_sell for no key update) capped
@@ -53,7 +53,7 @@ async function leaveAtCap(tx: DbOrTx, { services, members, memberService }: Camp
 }
 
 async function restoreInapplicable(tx: DbOrTx, kind: 'card' | 'top_up', today: string): Promise<number> {
-  const { services } = CAMPAIGN_MEMBERS[kind];
+  const { service: services } = PRODUCT_KINDS[kind];
   const restored = await tx.execute(sql`
     update ${services} s set ${restorePricing()}
     where s.is_offered = 1
@@ -63,7 +63,7 @@ async function restoreInapplicable(tx: DbOrTx, kind: 'card' | 'top_up', today: s
 }
 
 async function applyApplicable(tx: DbOrTx, kind: 'card' | 'top_up', today: string): Promise<number> {
-  const { services } = CAMPAIGN_MEMBERS[kind];
+  const { service: services } = PRODUCT_KINDS[kind];
   const candidates = await tx.execute<{
     id: number;
     own_price: string;

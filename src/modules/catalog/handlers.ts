@@ -1,7 +1,8 @@
 import type { Context } from 'hono';
 import type { AppEnv } from '../../http/context.js';
-import { AppError } from '../../http/errors.js';
-import { pageObject, pageOffset, pageRequest } from '../../http/pagination.js';
+import { AppError } from '../../errors.js';
+import { pageObject } from '../../http/pagination.js';
+import { pageOffset, pageRequest } from '../../lib/paging.js';
 import { success } from '../../http/respond.js';
 import { assetUrl, baseUrl } from '../../http/urls.js';
 import { validate } from '../../http/validation.js';

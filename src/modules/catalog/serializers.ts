@@ -1,5 +1,5 @@
 import type { ProductImage } from '../../db/schema.js';
-import type { AuthAccount } from '../../http/context.js';
+import type { Caller } from '../accounts/service.js';
 import { moneyNumber } from '../../lib/money.js';
 import { isoMicros } from '../../lib/time.js';
 import type { AssetUrl } from '../reviews/serializers.js';
@@ -42,7 +42,7 @@ export function serviceJson(s: AnyService, urls: Urls) {
 }
 
 /** The extended service of the top-up details (C6): priced in the caller's account currency. */
-export function extendedServiceJson(s: TopUpServiceRow, urls: Urls, account: AuthAccount) {
+export function extendedServiceJson(s: TopUpServiceRow, urls: Urls, account: Caller) {
   return {
     ...serviceJson(s, urls),
     currency: account.currency,
@@ -101,7 +101,7 @@ export function topUpListJson(row: TopUpRow & { services: TopUpServiceRow[] }, u
 }
 
 /** The top-up of the details endpoint (A4): order fields as an array, extended active services. */
-export function topUpDetailsJson(row: TopUpRow, services: TopUpServiceRow[], urls: Urls, account: AuthAccount) {
+export function topUpDetailsJson(row: TopUpRow, services: TopUpServiceRow[], urls: Urls, account: Caller) {
   return {
     ...topUpFields(row, urls),
     order_information: row.orderInformation,

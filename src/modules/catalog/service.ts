@@ -12,6 +12,7 @@ import {
   topUps,
   type CategoryType,
 } from '../../db/schema.js';
+import { ACTIVE, liveProduct } from '../../db/kinds.js';
 import { campaignIsLive, campaignPrecedence } from '../campaigns/rule.js';
 
 export type CategoryRow = typeof categories.$inferSelect;
@@ -23,8 +24,8 @@ export type GatewayRow = typeof gateways.$inferSelect;
 export type CampaignRow = typeof campaigns.$inferSelect;
 
 /** Only active, non-deleted products are ever shown to clients. */
-const liveTopUp = and(eq(topUps.status, 1), isNull(topUps.deletedAt));
-const liveCard = and(eq(cards.status, 1), isNull(cards.deletedAt));
+const liveTopUp = liveProduct('top_up');
+const liveCard = liveProduct('card');
 
 /** Active categories with the number of live products in each (A2). */
 export async function listCategories(db: DbOrTx) {
@@ -35,7 +36,7 @@ export async function listCategories(db: DbOrTx) {
   return db
     .select({ id: categories.id, name: categories.name, icon: categories.icon, type: categories.type, activeChildren: liveChildren })
     .from(categories)
-    .where(eq(categories.status, 1))
+    .where(eq(categories.status, ACTIVE))
     .orderBy(asc(categories.sortBy), asc(categories.id));
 }
 
@@ -43,7 +44,7 @@ export async function categoryIsActive(db: DbOrTx, id: number, type: CategoryTyp
   const [row] = await db
     .select({ id: categories.id })
     .from(categories)
-    .where(and(eq(categories.id, id), eq(categories.type, type), eq(categories.status, 1)));
+    .where(and(eq(categories.id, id), eq(categories.type, type), eq(categories.status, ACTIVE)));
   return row !== undefined;
 }
 
@@ -65,7 +66,7 @@ export async function activeTopUpServices(db: DbOrTx, topUpIds?: number[]): Prom
     .select({ service: topUpServices })
     .from(topUpServices)
     .innerJoin(topUps, eq(topUps.id, topUpServices.topUpId))
-    .where(and(eq(topUpServices.status, 1), liveTopUp, topUpIds ? inArray(topUpServices.topUpId, topUpIds) : undefined))
+    .where(and(eq(topUpServices.status, ACTIVE), liveTopUp, topUpIds ? inArray(topUpServices.topUpId, topUpIds) : undefined))
     .orderBy(asc(topUpServices.topUpId), ...serviceOrder(topUps.sortBy, topUpServices));
   return rows.map((r) => r.service);
 }
@@ -77,7 +78,7 @@ export async function activeCardServices(db: DbOrTx, cardIds?: number[]): Promis
     .select({ service: cardServices })
     .from(cardServices)
     .innerJoin(cards, eq(cards.id, cardServices.cardId))
-    .where(and(eq(cardServices.status, 1), liveCard, cardIds ? inArray(cardServices.cardId, cardIds) : undefined))
+    .where(and(eq(cardServices.status, ACTIVE), liveCard, cardIds ? inArray(cardServices.cardId, cardIds) : undefined))
     .orderBy(asc(cardServices.cardId), ...serviceOrder(cards.sortBy, cardServices));
   return rows.map((r) => r.service);
 }
@@ -122,7 +123,7 @@ export async function findCard(db: DbOrTx, id: number): Promise<CardRow | null> 
 
 /** Active gateways, informational only (C7). */
 export async function activeGateways(db: DbOrTx): Promise<GatewayRow[]> {
-  return db.select().from(gateways).where(eq(gateways.status, 1)).orderBy(asc(gateways.sortBy), asc(gateways.id));
+  return db.select().from(gateways).where(eq(gateways.status, ACTIVE)).orderBy(asc(gateways.sortBy), asc(gateways.id));
 }
 
 /**
@@ -142,14 +143,14 @@ export async function activeCampaign(db: DbOrTx, today: string) {
       .from(campaignTopUpServices)
       .innerJoin(topUpServices, eq(topUpServices.id, campaignTopUpServices.topUpServiceId))
       .innerJoin(topUps, eq(topUps.id, topUpServices.topUpId))
-      .where(and(eq(campaignTopUpServices.campaignId, campaign.id), isNull(campaignTopUpServices.leftAt), eq(topUpServices.status, 1), liveTopUp))
+      .where(and(eq(campaignTopUpServices.campaignId, campaign.id), isNull(campaignTopUpServices.leftAt), eq(topUpServices.status, ACTIVE), liveTopUp))
       .orderBy(asc(topUpServices.id)),
     db
       .select({ service: cardServices })
       .from(campaignCardServices)
       .innerJoin(cardServices, eq(cardServices.id, campaignCardServices.cardServiceId))
       .innerJoin(cards, eq(cards.id, cardServices.cardId))
-      .where(and(eq(campaignCardServices.campaignId, campaign.id), isNull(campaignCardServices.leftAt), eq(cardServices.status, 1), liveCard))
+      .where(and(eq(campaignCardServices.campaignId, campaign.id), isNull(campaignCardServices.leftAt), eq(cardServices.status, ACTIVE), liveCard))
       .orderBy(asc(cardServices.id)),
   ]);
   return { campaign, topUpServices: topUpRows.map((r) => r.service), cardServices: cardRows.map((r) => r.service) };

@@ -2,13 +2,14 @@ import { sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client.js';
 import { retryingConflicts } from '../../db/conflicts.js';
 import { accounts, balanceLedger, orderLines, orders } from '../../db/schema.js';
-import { AppError } from '../../http/errors.js';
+import { AppError } from '../../errors.js';
 import { fromCents, toCents } from '../../lib/money.js';
 import { utcToday } from '../../lib/time.js';
-import { applicableMembership, CAMPAIGN_MEMBERS } from '../campaigns/rule.js';
-import { ORDER_STATUS, transitionOrder, type OrderStatus } from '../orders/state.js';
+import { PRODUCT_KINDS } from '../../db/kinds.js';
+import { applicableMembership } from '../campaigns/rule.js';
+import { canTransition, ORDER_STATUS, transitionOrder, type OrderStatus } from '../orders/state.js';
 
-type LockedOrder = { id: number; account_id: number; kind: string; status: number; total: string };
+type LockedOrder = { id: number; account_id: number; kind: string; status: OrderStatus; total: string };
 
 type RefundLine = {
   card_service_id: number | null;
@@ -58,7 +59,7 @@ async function releaseCampaignUnits(tx: Tx, line: RefundLine, units: number, tod
   if (units <= 0 || line.campaign_id === null) return;
   const kind = line.card_service_id !== null ? 'card' : 'top_up';
   const serviceId = line.card_service_id ?? line.top_up_service_id;
-  const { services } = CAMPAIGN_MEMBERS[kind];
+  const { service: services } = PRODUCT_KINDS[kind];
   await tx.execute(sql`
     update ${services} s set offered_sell = greatest(s.offered_sell - ${units}, 0), updated_at = now()
     where s.id = ${serviceId} and s.is_offered = 1 and s.campaign_id = ${line.campaign_id}
@@ -77,9 +78,7 @@ export async function refundOrder(
 ): Promise<{ utr: string; status: OrderStatus; refunded_amount: string }> {
   return retryingConflicts(() => db.transaction(async (tx) => {
     const order = await lockOrder(tx, utr);
-    if (order.status !== ORDER_STATUS.initiate && order.status !== ORDER_STATUS.stock_short) {
-      throw new AppError('invalid_transition');
-    }
+    if (!canTransition(order.status, ORDER_STATUS.refund)) throw new AppError('invalid_transition');
     const lines = await tx.execute<RefundLine>(sql`
       select card_service_id, top_up_service_id, quantity, codes_owed, unit_price, campaign_units,
              campaign_unit_price, campaign_id, line_total
@@ -120,7 +119,7 @@ export async function completeTopUpOrder(
 ): Promise<{ utr: string; status: OrderStatus }> {
   return db.transaction(async (tx) => {
     const order = await lockOrder(tx, utr);
-    if (order.kind !== 'top_up' || order.status !== ORDER_STATUS.initiate) throw new AppError('invalid_transition');
+    if (order.kind !== 'top_up' || !canTransition(order.status, ORDER_STATUS.completed)) throw new AppError('invalid_transition');
     const moved = await transitionOrder(tx, order.id, ORDER_STATUS.completed, note === undefined ? {} : { note });
     if (!moved) throw new AppError('invalid_transition');
     return { utr, status: moved.status };

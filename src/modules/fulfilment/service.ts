@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client.js';
 import { cardCodes, cardServices, cards, orderLines, orders } from '../../db/schema.js';
-import { ORDER_STATUS, transitionOrder } from '../orders/state.js';
+import { canTransition, ORDER_STATUS, transitionOrder, type OrderStatus } from '../orders/state.js';
 
 export type CardFulfilment = 'completed' | 'stock_short' | 'noop';
 
@@ -20,11 +20,11 @@ type OwedLine = { id: string; card_service_id: number; card_id: number; codes_ow
 export async function fulfilCardOrder(db: DbOrTx, orderId: number): Promise<CardFulfilment> {
   return db.transaction(async (tx) => {
     // The order row lock serialises this with refunds and with a second run of the same job.
-    const [order] = await tx.execute<{ status: number; kind: string }>(
+    const [order] = await tx.execute<{ status: OrderStatus; kind: string }>(
       sql`select status, kind from ${orders} where id = ${orderId} for no key update`,
     );
     if (!order || order.kind !== 'card') return 'noop';
-    if (order.status !== ORDER_STATUS.initiate && order.status !== ORDER_STATUS.stock_short) return 'noop';
+    if (!canTransition(order.status, ORDER_STATUS.completed)) return 'noop';
 
     const lines = await tx.execute<OwedLine>(sql`
       select l.id, l.card_service_id, s.card_id, l.codes_owed

@@ -1,11 +1,11 @@
-import { and, eq, isNull, sql } from 'drizzle-orm';
+import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../../db/client.js';
 import { orderLines, orders, topUps, topUpServices } from '../../db/schema.js';
 import type { Config } from '../../env.js';
-import type { Services } from '../../http/context.js';
+import type { Services } from '../../services.js';
 import { hmacSha256 } from '../../lib/crypto.js';
 import { DEFAULT_JOB_OPTIONS } from '../../queues/index.js';
-import { ORDER_STATUS, transitionOrder } from '../orders/state.js';
+import { ORDER_STATUS, sourcesOf, transitionOrder } from '../orders/state.js';
 import { refundOrder } from './refund.js';
 
 /** What a fulfilment provider is told about a top-up order: ids and labels, never secrets. */
@@ -78,7 +78,12 @@ async function claimDelivery(db: Db, orderId: number): Promise<{ attempts: numbe
     .update(orders)
     .set({ deliveryAttempts: sql`${orders.deliveryAttempts} + 1`, updatedAt: sql`now()` })
     .where(
-      and(eq(orders.id, orderId), eq(orders.kind, 'top_up'), eq(orders.status, ORDER_STATUS.initiate), isNull(orders.awaitingOperatorSince)),
+      and(
+        eq(orders.id, orderId),
+        eq(orders.kind, 'top_up'),
+        inArray(orders.status, sourcesOf(ORDER_STATUS.completed)),
+        isNull(orders.awaitingOperatorSince),
+      ),
     )
     .returning({ attempts: orders.deliveryAttempts });
   if (!claimed) return null;
@@ -122,7 +127,7 @@ export async function handToOperator(db: DbOrTx, orderId: number, reason: string
   const rows = await db
     .update(orders)
     .set({ awaitingOperatorSince: sql`now()`, note: reason, updatedAt: sql`now()` })
-    .where(and(eq(orders.id, orderId), eq(orders.status, ORDER_STATUS.initiate), isNull(orders.awaitingOperatorSince)))
+    .where(and(eq(orders.id, orderId), inArray(orders.status, sourcesOf(ORDER_STATUS.completed)), isNull(orders.awaitingOperatorSince)))
     .returning({ id: orders.id });
   return rows.length > 0;
 }

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.js';
 import { cardCodes, cardServices, orderLines, orders } from '../../db/schema.js';
-import { AppError } from '../../http/errors.js';
+import { AppError } from '../../errors.js';
 import { ORDER_STATUS } from '../orders/state.js';
 import { sealCode } from './codes.js';
 

@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import type { AppEnv } from '../../http/context.js';
-import { AppError } from '../../http/errors.js';
+import { AppError } from '../../errors.js';
 import { readBody } from '../../http/body.js';
 import { success } from '../../http/respond.js';
 import { validate } from '../../http/validation.js';

@@ -1,5 +1,5 @@
 import type { CliCommand } from '../../bin/cli-types.js';
-import { AppError } from '../../http/errors.js';
+import { AppError } from '../../errors.js';
 import { validate } from '../../http/validation.js';
 import { rotateApiKey } from '../accounts/service.js';
 import { createItemBody, createPurchaseBody } from './schemas.js';

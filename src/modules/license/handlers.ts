@@ -1,11 +1,13 @@
 import type { Context, ErrorHandler } from 'hono';
 import { clientIp } from '../../http/client-ip.js';
-import type { AppEnv, Services } from '../../http/context.js';
-import { AppError } from '../../http/errors.js';
+import type { AppEnv } from '../../http/context.js';
+import type { Services } from '../../services.js';
+import { AppError } from '../../errors.js';
 import { asAppError } from '../../http/failures.js';
 import { readBody } from '../../http/body.js';
 import { assetUrl } from '../../http/urls.js';
-import { isBlank, validate } from '../../http/validation.js';
+import { validate } from '../../http/validation.js';
+import { isBlank } from '../../lib/text.js';
 import { consumeAll, createLimiter, type Limiter } from '../../lib/rate-limit.js';
 import { bearerToken } from '../auth/middleware.js';
 import { licenseError, SHARED_FAILURES } from './messages.js';

@@ -1,5 +1,6 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
-import type { AppEnv, Services } from '../../http/context.js';
+import type { AppEnv } from '../../http/context.js';
+import type { Services } from '../../services.js';
 import { route } from '../../http/route.js';
 import {
   accountDetails,

@@ -3,7 +3,7 @@ import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import type { z } from '@hono/zod-openapi';
 import type { DbOrTx } from '../../db/client.js';
 import { accounts, licenseItems, licensePurchases, type MediaKind } from '../../db/schema.js';
-import { validationError } from '../../http/errors.js';
+import { validationError } from '../../errors.js';
 import { hmacSha256, sha256 } from '../../lib/crypto.js';
 import { moneyNumber } from '../../lib/money.js';
 import { isoMicros } from '../../lib/time.js';

@@ -1,11 +1,13 @@
 import type { Context } from 'hono';
 import { readBody } from '../../http/body.js';
 import type { AppEnv } from '../../http/context.js';
-import { validationError } from '../../http/errors.js';
-import { pageObject, pageRequest } from '../../http/pagination.js';
+import { validationError } from '../../errors.js';
+import { pageObject } from '../../http/pagination.js';
+import { pageRequest } from '../../lib/paging.js';
 import { success } from '../../http/respond.js';
 import { assetUrl } from '../../http/urls.js';
-import { isBlank, validate } from '../../http/validation.js';
+import { validate } from '../../http/validation.js';
+import { isBlank } from '../../lib/text.js';
 import { moneyNumber } from '../../lib/money.js';
 import type { ProductKind } from '../../db/schema.js';
 import { openCode } from '../inventory/codes.js';

@@ -1,10 +1,10 @@
 import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.js';
-import { accounts, cardCodes, cardServices, cards, orderLines, orders, reviews, topUpServices, topUps, type ProductKind } from '../../db/schema.js';
+import { PRODUCT_KINDS } from '../../db/kinds.js';
+import { accounts, cardCodes, orderLines, orders, reviews, type ProductKind } from '../../db/schema.js';
 import { moneyNumber } from '../../lib/money.js';
 import { isoMicros } from '../../lib/time.js';
-import type { PageRequest } from '../../http/pagination.js';
-import { pageOffset } from '../../http/pagination.js';
+import { pageOffset, type PageRequest } from '../../lib/paging.js';
 import { STATUS_LABELS, type OrderStatus } from './state.js';
 
 type ReviewInfo = { review: { comment: string | null; rating: number | null; status: 'active' | 'inactive' } };
@@ -36,7 +36,7 @@ export async function listOrders(
 ): Promise<{ total: number; entries: OrderEntry[] }> {
   const mine = and(eq(orders.accountId, accountId), eq(orders.kind, kind));
   // The account keeps its order counts, so the total costs the same at 10 orders or 100,000.
-  const orderCount = kind === 'card' ? accounts.cardOrderCount : accounts.topUpOrderCount;
+  const { orderCount } = PRODUCT_KINDS[kind];
   const [{ total } = { total: 0 }] = await db.select({ total: orderCount }).from(accounts).where(eq(accounts.id, accountId));
   const rows = await db
     .select()
@@ -60,8 +60,8 @@ export async function listOrders(
         price: moneyNumber(order.total),
         currency: order.currency,
         symbol: order.currencySymbol,
-        status: order.status as OrderStatus,
-        status_label: STATUS_LABELS[order.status as OrderStatus],
+        status: order.status,
+        status_label: STATUS_LABELS[order.status],
         dateTime: isoMicros(order.createdAt),
         informations: kind === 'top_up' ? (order.informations ?? {}) : [],
         lines: own.map((l) => ({ ...l, codes: codes.get(l.lineId) ?? [] })),
@@ -93,14 +93,8 @@ const lineFields = {
   reviewStatus: reviews.status,
 };
 
-/** Where each kind's lines find their service and product. */
-const LINE_SOURCES = {
-  top_up: { product: topUps, service: topUpServices, serviceOfLine: orderLines.topUpServiceId, productOfService: topUpServices.topUpId },
-  card: { product: cards, service: cardServices, serviceOfLine: orderLines.cardServiceId, productOfService: cardServices.cardId },
-};
-
 function productLines(db: DbOrTx, kind: ProductKind, accountId: number, orderIds: number[]) {
-  const { product, service, serviceOfLine, productOfService } = LINE_SOURCES[kind];
+  const { product, service, lineService, serviceProduct } = PRODUCT_KINDS[kind];
   return db
     .select({
       ...lineFields,
@@ -112,8 +106,8 @@ function productLines(db: DbOrTx, kind: ProductKind, accountId: number, orderIds
       service: service.name,
     })
     .from(orderLines)
-    .innerJoin(service, eq(service.id, serviceOfLine))
-    .innerJoin(product, eq(product.id, productOfService))
+    .innerJoin(service, eq(service.id, lineService))
+    .innerJoin(product, eq(product.id, serviceProduct))
     .leftJoin(reviews, and(eq(reviews.accountId, accountId), eq(reviews.reviewableType, kind), eq(reviews.reviewableId, product.id)))
     .where(inArray(orderLines.orderId, orderIds))
     .orderBy(asc(orderLines.id));

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { and, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm';
+import { and, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.js';
 import { retryingConflicts } from '../../db/conflicts.js';
+import { ACTIVE, liveProduct, names } from '../../db/kinds.js';
 import { cardServices, cards, idempotencyKeys, topUpServices, topUps, type OrderField, type ProductKind } from '../../db/schema.js';
-import { AppError, validationError } from '../../http/errors.js';
-import { isBlank, isStorableText, NOT_STORABLE } from '../../http/validation.js';
+import { AppError, validationError } from '../../errors.js';
+import { isBlank, isStorableText, NOT_STORABLE } from '../../lib/text.js';
 import { sha256 } from '../../lib/crypto.js';
 import { applicableMembership } from '../campaigns/rule.js';
 import { ORDER_STATUS } from './state.js';
@@ -31,9 +32,9 @@ export async function checkTopUpOrder(db: DbOrTx, input: TopUpOrderRequest) {
     .from(topUps)
     .leftJoin(
       topUpServices,
-      and(eq(topUpServices.id, input.serviceId), eq(topUpServices.topUpId, topUps.id), eq(topUpServices.status, 1)),
+      and(eq(topUpServices.id, input.serviceId), eq(topUpServices.topUpId, topUps.id), eq(topUpServices.status, ACTIVE)),
     )
-    .where(and(eq(topUps.id, input.topUpId), eq(topUps.status, 1), isNull(topUps.deletedAt)));
+    .where(and(eq(topUps.id, input.topUpId), liveProduct('top_up')));
   if (!topUp) throw validationError(['The selected top up id is invalid.']);
 
   const messages = topUp.serviceId === null ? ['The selected service id is invalid.'] : [];
@@ -82,9 +83,8 @@ export async function checkCardOrder(db: DbOrTx, lines: CardLineRequest[]) {
     .where(
       and(
         inArray(cardServices.id, lines.map((l) => l.serviceId)),
-        eq(cardServices.status, 1),
-        eq(cards.status, 1),
-        isNull(cards.deletedAt),
+        eq(cardServices.status, ACTIVE),
+        liveProduct('card'),
       ),
     );
   if (rows.length !== lines.length) throw validationError(['The selected service ids is invalid.']);
@@ -123,18 +123,6 @@ export function requestDigest(endpoint: string, request: unknown): Buffer {
   return sha256(`${endpoint}\n${JSON.stringify(canonical(request))}`);
 }
 
-const TABLES = {
-  top_up: {
-    services: 'top_up_services',
-    lineColumn: 'top_up_service_id',
-    orderCount: 'top_up_order_count',
-  },
-  card: {
-    services: 'card_services',
-    lineColumn: 'card_service_id',
-    orderCount: 'card_order_count',
-  },
-} as const;
 
 /** C6 unit price in SQL, the same rule as catalog/pricing.ts unitPriceCents (rounded half-up, never below 0). */
 export const unitPriceSql = (price: string, discount: string, type: string) =>
@@ -157,8 +145,8 @@ export const unitPriceSql = (price: string, discount: string, type: string) =>
  *   and then replays it; an expired key (older than 24 h) is taken over.
  */
 export async function placeOrder(db: DbOrTx, input: PlaceOrder): Promise<Placed> {
-  const t = TABLES[input.kind];
-  const services = sql.raw(t.services);
+  const t = names(input.kind);
+  const services = sql.identifier(t.services);
   const lines = JSON.stringify(
     input.lines.map((l, pos) => ({ pos, service_id: l.serviceId, qty: l.quantity, card_id: l.cardId })),
   );
@@ -217,7 +205,7 @@ export async function placeOrder(db: DbOrTx, input: PlaceOrder): Promise<Placed>
       left join alloc a on a.id = r.service_id
     ), debit as (
       update accounts a set balance = a.balance - t.amount, updated_at = now(),
-             ${sql.raw(t.orderCount)} = a.${sql.raw(t.orderCount)} + 1
+             ${sql.identifier(t.orderCount)} = a.${sql.identifier(t.orderCount)} + 1
       from (select sum(line_total) as amount from priced) t
       where a.id = ${input.accountId} and exists (select 1 from go)
       returning a.id, a.balance, a.currency, a.currency_symbol, t.amount
@@ -231,7 +219,7 @@ export async function placeOrder(db: DbOrTx, input: PlaceOrder): Promise<Placed>
       insert into balance_ledger (account_id, amount, balance_after, kind, order_id)
       select d.id, -d.amount, d.balance, 'order_debit', p.id from debit d, placed p
     ), written_lines as (
-      insert into order_lines (order_id, ${sql.raw(t.lineColumn)}, card_id, quantity, base_price, discount, unit_price,
+      insert into order_lines (order_id, ${sql.identifier(t.lineService)}, card_id, quantity, base_price, discount, unit_price,
                                campaign_units, campaign_unit_price, campaign_id, line_total, codes_owed)
       select p.id, q.service_id, q.card_id, q.qty, q.base_price, q.base_price - q.unit, q.unit,
              q.campaign_units, q.campaign_unit_price, q.campaign_id, q.line_total,

@@ -1,12 +1,12 @@
 import { sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.js';
-import { orders } from '../../db/schema.js';
+import { orders, type OrderStatusCode } from '../../db/schema.js';
 import { fromCents, toCents } from '../../lib/money.js';
 
-/** C8 order statuses as stored in `orders.status`. */
-export const ORDER_STATUS = { initiate: 0, completed: 1, refund: 2, stock_short: 3 } as const;
+/** C8 order statuses as stored in `orders.status`: the only place that knows their numbers. */
+export const ORDER_STATUS = { initiate: 0, completed: 1, refund: 2, stock_short: 3 } as const satisfies Record<string, OrderStatusCode>;
 export type OrderStatusLabel = keyof typeof ORDER_STATUS;
-export type OrderStatus = (typeof ORDER_STATUS)[OrderStatusLabel];
+export type OrderStatus = OrderStatusCode;
 
 export const STATUS_LABELS: Record<OrderStatus, OrderStatusLabel> = {
   0: 'initiate',
@@ -25,9 +25,16 @@ export const TRANSITIONS: Record<OrderStatus, readonly OrderStatus[]> = {
 
 export const canTransition = (from: OrderStatus, to: OrderStatus): boolean => TRANSITIONS[from].includes(to);
 
-/** Statuses from which an order may move to `to`. */
-const sourcesOf = (to: OrderStatus): OrderStatus[] =>
+/** Statuses from which an order may move to `to` (for conditions in SQL). */
+export const sourcesOf = (to: OrderStatus): OrderStatus[] =>
   (Object.keys(TRANSITIONS).map(Number) as OrderStatus[]).filter((from) => canTransition(from, to));
+
+/** A status from its label or its number as text (`stock_short`, `3`), case aside; undefined for anything else. */
+export function parseStatus(text: string): OrderStatus | undefined {
+  const name = text.trim().toLowerCase();
+  if (Object.hasOwn(ORDER_STATUS, name)) return ORDER_STATUS[name as OrderStatusLabel];
+  return (Object.values(ORDER_STATUS) as number[]).includes(Number(name)) && /^\d$/.test(name) ? (Number(name) as OrderStatus) : undefined;
+}
 
 export type TransitionedOrder = {
   id: number;
@@ -75,6 +82,5 @@ export async function transitionOrder(
       updatedAt: orders.updatedAt,
       completedAt: orders.completedAt,
     });
-  const row = rows[0];
-  return row ? { ...row, status: row.status as OrderStatus } : null;
+  return rows[0] ?? null;
 }

@@ -1,6 +1,11 @@
 import { and, count, desc, eq, ne, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.js';
-import { accounts, cards, orderLines, orders, reviews, topUps, type ProductKind } from '../../db/schema.js';
+import { liveProduct, PRODUCT_KINDS } from '../../db/kinds.js';
+import { accounts, orderLines, orders, reviews, type ProductKind } from '../../db/schema.js';
+import { ORDER_STATUS } from '../orders/state.js';
+
+/** `reviews.status` of a review shown to everyone (0: held for approval). */
+export const PUBLISHED = 1;
 
 /** A published review with its author, as review lists show it. */
 export type ReviewWithAuthor = typeof reviews.$inferSelect & {
@@ -23,7 +28,7 @@ export async function publishedReviews(
   productId: number,
   window: { limit: number; offset: number },
 ): Promise<{ rows: ReviewWithAuthor[]; total: number }> {
-  const where = and(eq(reviews.reviewableType, kind), eq(reviews.reviewableId, productId), eq(reviews.status, 1));
+  const where = and(eq(reviews.reviewableType, kind), eq(reviews.reviewableId, productId), eq(reviews.status, PUBLISHED));
   const [rows, [totals]] = await Promise.all([
     db
       .select({
@@ -59,17 +64,17 @@ export async function hasOrderedProduct(db: DbOrTx, accountId: number, kind: Pro
       ? db
           .select({ id: orders.id })
           .from(orders)
-          .where(and(eq(orders.accountId, accountId), eq(orders.topUpId, productId), ne(orders.status, 2)))
+          .where(and(eq(orders.accountId, accountId), eq(orders.topUpId, productId), ne(orders.status, ORDER_STATUS.refund)))
       : db
           .select({ id: orders.id })
           .from(orderLines)
           .innerJoin(orders, eq(orders.id, orderLines.orderId))
-          .where(and(eq(orders.accountId, accountId), eq(orderLines.cardId, productId), ne(orders.status, 2)));
+          .where(and(eq(orders.accountId, accountId), eq(orderLines.cardId, productId), ne(orders.status, ORDER_STATUS.refund)));
   const rows = await query.limit(1);
   return rows.length > 0;
 }
 
-const productTable = (kind: ProductKind) => (kind === 'top_up' ? topUps : cards);
+const productTable = (kind: ProductKind) => PRODUCT_KINDS[kind].product;
 
 export type ReviewOutcome = 'submitted' | 'unknown_product' | 'not_purchased' | 'already_reviewed';
 
@@ -86,7 +91,7 @@ export async function submitReview(
   const product = productTable(input.kind);
   return db.transaction(async (tx) => {
     const locked = await tx.execute(sql`
-      select 1 from ${product} where id = ${input.productId} and status = 1 and deleted_at is null for no key update`);
+      select 1 from ${product} where id = ${input.productId} and ${liveProduct(input.kind)} for no key update`);
     if (locked.length === 0) return 'unknown_product';
     if (!(await hasOrderedProduct(tx, input.accountId, input.kind, input.productId))) return 'not_purchased';
     const inserted = await tx
@@ -97,7 +102,7 @@ export async function submitReview(
         reviewableId: input.productId,
         rating: input.rating.toFixed(2),
         comment: input.comment,
-        status: input.published ? 1 : 0,
+        status: input.published ? PUBLISHED : 0,
       })
       .onConflictDoNothing({ target: [reviews.accountId, reviews.reviewableType, reviews.reviewableId] })
       .returning({ id: reviews.id });
@@ -117,7 +122,7 @@ export async function refreshRatings(db: DbOrTx, kind: ProductKind, productId: n
     from (
       select count(*)::int as n, coalesce(round(avg(rating), 2), 0) as average
       from ${reviews}
-      where reviewable_type = ${kind} and reviewable_id = ${productId} and status = 1
+      where reviewable_type = ${kind} and reviewable_id = ${productId} and status = ${PUBLISHED}
     ) totals
     where ${product}.id = ${productId}`);
 }

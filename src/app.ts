@@ -15,7 +15,7 @@ import { authRoutes } from './modules/auth/index.js';
 import { catalogRoutes } from './modules/catalog/index.js';
 import { adminRoutes } from './modules/admin/index.js';
 import { licenseRoutes } from './modules/license/index.js';
-import { orderRoutes } from './modules/orders/index.js';
+import { orderRoutes } from './modules/orders/routes.js';
 import { reviewRoutes } from './modules/reviews/index.js';
 
 /** Renders a failure in the caller's envelope: A `{status: failed, errors}`, B `{status: error, msg}`. */

@@ -1,10 +1,8 @@
-import { sql } from 'drizzle-orm';
 import { runPeriodically } from '../src/db/periodic.js';
 import type { Tx } from '../src/db/client.js';
-import { cardCodes, orderLines, orders } from '../src/db/schema.js';
+import { handToOperator, servicesReadyToRestock } from '../src/modules/fulfilment/index.js';
+import { ordersNotMovedOn, type WaitingCursor } from '../src/modules/orders/index.js';
 import type { Services } from '../src/services.js';
-import { handToOperator } from '../src/modules/fulfilment/top-up.js';
-import { ORDER_STATUS } from '../src/modules/orders/state.js';
 
 /** One reconciler run at a time across every worker process. */
 const RECONCILER_LOCK = 7301005;
@@ -17,8 +15,6 @@ export type ReconcilerOptions = {
   /** Orders looked at per run; the next run continues after the last one. */
   batchSize?: number;
 };
-
-type StaleOrder = { id: number; utr: string; kind: string; created_at: string };
 
 /**
  * PostgreSQL is the truth, Redis only says what to do next: this timer, run from the worker processes
@@ -33,18 +29,12 @@ type StaleOrder = { id: number; utr: string; kind: string; created_at: string };
 export function startReconciler(services: Services, options: ReconcilerOptions = {}) {
   const { intervalMs = 5_000, staleAfterMs = 5_000, batchSize = 500 } = options;
   const { db, queues, logger } = services;
-  let cursor: { createdAt: string; id: number } | null = null;
+  let cursor: WaitingCursor = null;
 
   async function requeueOrders(tx: Tx): Promise<number> {
-    const after = cursor ? sql`and (created_at, id) > (${cursor.createdAt}::timestamptz, ${cursor.id})` : sql``;
-    // float8: raw SQL reads bigint as text, and job payloads carry numeric ids.
-    const stale = await tx.execute<StaleOrder>(sql`
-      select id::float8 as id, utr, kind, created_at from ${orders}
-      where status = ${ORDER_STATUS.initiate} and awaiting_operator_since is null and created_at < now() - ${staleAfterMs} * interval '1 millisecond' ${after}
-      order by created_at, id
-      limit ${batchSize}`);
+    const stale = await ordersNotMovedOn(tx, { olderThanMs: staleAfterMs, cursor, limit: batchSize });
     const last = stale.at(-1);
-    cursor = last && stale.length === batchSize ? { createdAt: last.created_at, id: last.id } : null;
+    cursor = last && stale.length === batchSize ? { createdAt: last.createdAt, id: last.id } : null;
     const states = await Promise.all(stale.map((order) => queues.fulfilment.getJobState(order.utr)));
     const lost = stale.filter((_, i) => states[i] === 'unknown');
     if (lost.length) {
@@ -61,11 +51,8 @@ export function startReconciler(services: Services, options: ReconcilerOptions =
   }
 
   async function requeueRestocks(tx: Tx): Promise<number> {
-    const waiting = await tx.execute<{ card_service_id: number }>(sql`
-      select distinct l.card_service_id from ${orderLines} l join ${orders} o on o.id = l.order_id
-      where l.codes_owed > 0 and o.status = ${ORDER_STATUS.stock_short}
-        and exists (select 1 from ${cardCodes} c where c.card_service_id = l.card_service_id and c.order_line_id is null)`);
-    for (const { card_service_id: cardServiceId } of waiting) {
+    const waiting = await servicesReadyToRestock(tx);
+    for (const cardServiceId of waiting) {
       // One pending restock per service; a request made while one runs is kept and runs after it.
       await queues.restock.add(
         'restock',

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCampaignSync } from '../../src/modules/campaigns/scheduler.js';
+import { startCampaignSync } from '../../workers/campaign-sync.js';
 import { syncCampaigns } from '../../src/modules/campaigns/service.js';
 import { utcToday } from '../../src/lib/time.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';

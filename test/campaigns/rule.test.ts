@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { syncCampaigns } from '../../src/modules/campaigns/service.js';
-import { refundOrder } from '../../src/modules/fulfilment/refund.js';
+import { refundOrder } from '../../src/modules/fulfilment/refunds.js';
 import { utcToday } from '../../src/lib/time.js';
 import { buyer, expectJson } from '../helpers/api.js';
 import { createCard } from '../helpers/fixtures.js';

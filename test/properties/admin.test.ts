@@ -10,7 +10,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { restockCardService } from '../../src/modules/fulfilment/service.js';
+import { restockCardService } from '../../src/modules/fulfilment/cards.js';
 import { QUEUE_NAMES, RestockJob } from '../../src/queues/index.js';
 import { startQueueWorker, type RunningWorker } from '../../workers/worker.js';
 import { insertCardService, insertOrder, insertTopUpService } from '../admin/fixtures.js';

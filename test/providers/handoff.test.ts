@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fulfilTopUpOrder, httpProvider, ProviderUnavailableError } from '../../src/modules/fulfilment/top-up.js';
+import { fulfilTopUpOrder, httpProvider, ProviderUnavailableError } from '../../src/modules/fulfilment/top-ups.js';
 import { startWorkers, type RunningWorkers } from '../../workers/index.js';
 import { insertTopUpOrder } from '../admin/fixtures.js';
 import { createTestAccount } from '../helpers/api.js';
@@ -80,25 +80,25 @@ describe('top-up hand-off recorded on the order (C8)', () => {
   it('an http top-up is retried with its utr as idempotency key, then waits for an operator and is never sent again', async () => {
     const order = await topUpOrder();
     const http = httpProvider(providerUrl, SECRET, 2000);
-    await expect(fulfilTopUpOrder(app.services, order.id, http, 2)).rejects.toBeInstanceOf(ProviderUnavailableError);
-    expect(await fulfilTopUpOrder(app.services, order.id, http, 2)).toBe('awaiting_operator');
+    await expect(fulfilTopUpOrder({ ...app.services, provider: http }, order.id, 2)).rejects.toBeInstanceOf(ProviderUnavailableError);
+    expect(await fulfilTopUpOrder({ ...app.services, provider: http }, order.id, 2)).toBe('awaiting_operator');
     expect(await handoff(order.id)).toEqual({ status: 0, delivery_attempts: 2, awaiting: true });
     expect(posts.get(order.utr)).toEqual([order.utr, order.utr]);
 
     // Its job long gone, the order is not looked at again, and a stray job does not send it either.
     await forgetJobs();
     await reconcileFor(1000);
-    expect(await fulfilTopUpOrder(app.services, order.id, http, 2)).toBe('noop');
+    expect(await fulfilTopUpOrder({ ...app.services, provider: http }, order.id, 2)).toBe('noop');
     expect(posts.get(order.utr)).toHaveLength(2);
   });
 
   it("the delivery budget is the order's own: a lost job does not reset it", async () => {
     const order = await topUpOrder();
     const http = httpProvider(providerUrl, SECRET, 2000);
-    await expect(fulfilTopUpOrder(app.services, order.id, http, 3)).rejects.toBeInstanceOf(ProviderUnavailableError);
-    await expect(fulfilTopUpOrder(app.services, order.id, http, 3)).rejects.toBeInstanceOf(ProviderUnavailableError);
+    await expect(fulfilTopUpOrder({ ...app.services, provider: http }, order.id, 3)).rejects.toBeInstanceOf(ProviderUnavailableError);
+    await expect(fulfilTopUpOrder({ ...app.services, provider: http }, order.id, 3)).rejects.toBeInstanceOf(ProviderUnavailableError);
     // The job is lost; whatever runs the order next sends it once more and then gives it to an operator.
-    expect(await fulfilTopUpOrder(app.services, order.id, http, 3)).toBe('awaiting_operator');
+    expect(await fulfilTopUpOrder({ ...app.services, provider: http }, order.id, 3)).toBe('awaiting_operator');
     expect(posts.get(order.utr)).toHaveLength(3);
   });
 

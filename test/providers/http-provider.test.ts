@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fulfilTopUpOrder, httpProvider, manualProvider, ProviderUnavailableError } from '../../src/modules/fulfilment/top-up.js';
+import { fulfilTopUpOrder, httpProvider, manualProvider, ProviderUnavailableError, topUpProvider } from '../../src/modules/fulfilment/top-ups.js';
 import { createTestAccount } from '../helpers/api.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 import { insertTopUpOrder } from '../admin/fixtures.js';
@@ -61,7 +61,7 @@ describe('http top-up provider', () => {
   it('sends the signed order (ids and labels only) and completes it on 2xx', async () => {
     const order = await topUpOrder();
     answers.set(order.utr, [201]);
-    await fulfilTopUpOrder(app.services, order.id);
+    await fulfilTopUpOrder({ ...app.services, provider: topUpProvider(app.services.config) }, order.id);
 
     expect(deliveriesOf(order.utr)).toHaveLength(1);
     const [delivery] = deliveriesOf(order.utr);
@@ -79,14 +79,14 @@ describe('http top-up provider', () => {
     expect(await orderRow(order.id)).toMatchObject({ status: 1, refunded_amount: '0.00' });
 
     // Idempotent: a completed order is not sent again.
-    await fulfilTopUpOrder(app.services, order.id);
+    await fulfilTopUpOrder({ ...app.services, provider: topUpProvider(app.services.config) }, order.id);
     expect(deliveriesOf(order.utr)).toHaveLength(1);
   });
 
   it('refunds the order when the provider refuses it (4xx)', async () => {
     const order = await topUpOrder('6.00');
     answers.set(order.utr, [422]);
-    await fulfilTopUpOrder(app.services, order.id);
+    await fulfilTopUpOrder({ ...app.services, provider: topUpProvider(app.services.config) }, order.id);
     expect(await orderRow(order.id)).toEqual({ status: 2, refunded_amount: '6.00', balance: '6.00' });
     const [row] = await app.services.sql`select note from orders where id = ${order.id}`;
     expect(row!.note).toContain('422');
@@ -96,17 +96,17 @@ describe('http top-up provider', () => {
     const order = await topUpOrder();
     for (const status of [500, 503, 408, 429]) {
       answers.set(order.utr, [status]);
-      await expect(fulfilTopUpOrder(app.services, order.id)).rejects.toBeInstanceOf(ProviderUnavailableError);
+      await expect(fulfilTopUpOrder({ ...app.services, provider: topUpProvider(app.services.config) }, order.id)).rejects.toBeInstanceOf(ProviderUnavailableError);
       expect(await orderRow(order.id)).toMatchObject({ status: 0, refunded_amount: '0.00' });
     }
     const unreachable = httpProvider('http://127.0.0.1:1/', SECRET, 2000);
-    await expect(fulfilTopUpOrder(app.services, order.id, unreachable)).rejects.toBeInstanceOf(ProviderUnavailableError);
+    await expect(fulfilTopUpOrder({ ...app.services, provider: unreachable }, order.id)).rejects.toBeInstanceOf(ProviderUnavailableError);
     expect((await orderRow(order.id)).status).toBe(0);
   });
 
   it('leaves the order for an operator with the manual provider', async () => {
     const order = await topUpOrder();
-    await fulfilTopUpOrder(app.services, order.id, manualProvider);
+    await fulfilTopUpOrder({ ...app.services, provider: manualProvider }, order.id);
     expect(deliveriesOf(order.utr)).toHaveLength(0);
     expect((await orderRow(order.id)).status).toBe(0);
   });

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fulfilCardOrder, restockCardService } from '../../src/modules/fulfilment/service.js';
+import { fulfilCardOrder, restockCardService } from '../../src/modules/fulfilment/cards.js';
 import { openCode } from '../../src/modules/inventory/codes.js';
 import { expectJson } from '../helpers/api.js';
 import { createCard, createTopUp } from '../helpers/fixtures.js';

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { fulfilCardOrder } from '../../src/modules/fulfilment/service.js';
+import { fulfilCardOrder } from '../../src/modules/fulfilment/cards.js';
 import { startWorkers, type RunningWorkers } from '../../workers/index.js';
 import { createCard } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';

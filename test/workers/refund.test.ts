@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors.js';
-import { fulfilCardOrder } from '../../src/modules/fulfilment/service.js';
-import { completeTopUpOrder, refundOrder } from '../../src/modules/fulfilment/refund.js';
+import { fulfilCardOrder } from '../../src/modules/fulfilment/cards.js';
+import { completeTopUpOrder, refundOrder } from '../../src/modules/fulfilment/index.js';
 import { createCampaign, createCard, createTopUp } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 import { createBuyer, expectLedgerConsistent, orderState, placeCardOrder, placeTopUpOrder, stockCodes, waitFor, type Buyer } from './support.js';

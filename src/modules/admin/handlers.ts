@@ -5,7 +5,7 @@ import { pageObject } from '../../http/pagination.js';
 import { pageRequest } from '../../lib/paging.js';
 import { success } from '../../http/respond.js';
 import { validate } from '../../http/validation.js';
-import { completeTopUpOrder } from '../fulfilment/refund.js';
+import { completeTopUpOrder } from '../fulfilment/index.js';
 import { stockOf } from '../inventory/service.js';
 import {
   AdjustBalanceBody,

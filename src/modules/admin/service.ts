@@ -7,8 +7,8 @@ import { AppError, validationError } from '../../errors.js';
 import { isoMicros } from '../../lib/time.js';
 import { MAX_MONEY, moneyNumber, toCents } from '../../lib/money.js';
 import { adjustBalance, createAccount, type AccountCredentials } from '../accounts/service.js';
-import { refundOrder } from '../fulfilment/refund.js';
-import { restockCardService } from '../fulfilment/service.js';
+import { refundOrder } from '../fulfilment/index.js';
+import { restockCardService } from '../fulfilment/index.js';
 import { addCodes } from '../inventory/service.js';
 import { STATUS_LABELS, type OrderStatus } from '../orders/state.js';
 

@@ -24,7 +24,7 @@ type RefundLine = {
 };
 
 /** Locks an order by utr for the rest of the transaction; unknown utr → not_found. (float8: raw SQL reads bigint as text.) */
-async function lockOrder(tx: Tx, utr: string): Promise<LockedOrder> {
+export async function lockOrder(tx: Tx, utr: string): Promise<LockedOrder> {
   const [order] = await tx.execute<LockedOrder>(
     sql`select id::float8 as id, account_id, kind, status, total from ${orders} where utr = ${utr} for no key update`,
   );
@@ -109,19 +109,4 @@ export async function refundOrder(
     if (!moved) throw new AppError('invalid_transition');
     return { utr, status: moved.status, refunded_amount: moved.refundedAmount };
   }));
-}
-
-/** An operator marks a top-up order delivered (initiate → completed). */
-export async function completeTopUpOrder(
-  db: DbOrTx,
-  utr: string,
-  note?: string,
-): Promise<{ utr: string; status: OrderStatus }> {
-  return db.transaction(async (tx) => {
-    const order = await lockOrder(tx, utr);
-    if (order.kind !== 'top_up' || !canTransition(order.status, ORDER_STATUS.completed)) throw new AppError('invalid_transition');
-    const moved = await transitionOrder(tx, order.id, ORDER_STATUS.completed, note === undefined ? {} : { note });
-    if (!moved) throw new AppError('invalid_transition');
-    return { utr, status: moved.status };
-  });
 }

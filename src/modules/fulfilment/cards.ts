@@ -111,3 +111,15 @@ async function owesCodesOf(db: DbOrTx, orderId: number, cardServiceId: number): 
     where order_id = ${orderId} and card_service_id = ${cardServiceId} and codes_owed > 0`);
   return rows.length > 0;
 }
+
+/**
+ * Card services that have `stock_short` orders waiting and free codes to give them: a restock that
+ * was never run (its job lost with Redis, or codes added while the queue was unreachable).
+ */
+export async function servicesReadyToRestock(db: DbOrTx): Promise<number[]> {
+  const rows = await db.execute<{ card_service_id: number }>(sql`
+    select distinct l.card_service_id from ${orderLines} l join ${orders} o on o.id = l.order_id
+    where l.codes_owed > 0 and o.status = ${ORDER_STATUS.stock_short}
+      and exists (select 1 from ${cardCodes} c where c.card_service_id = l.card_service_id and c.order_line_id is null)`);
+  return rows.map((r) => r.card_service_id);
+}

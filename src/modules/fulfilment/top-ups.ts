@@ -2,11 +2,12 @@ import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../../db/client.js';
 import { orderLines, orders, topUps, topUpServices } from '../../db/schema.js';
 import type { Config } from '../../env.js';
-import type { Services } from '../../services.js';
+import type { Logger } from '../../lib/logger.js';
 import { hmacSha256 } from '../../lib/crypto.js';
 import { DEFAULT_JOB_OPTIONS } from '../../queues/index.js';
-import { ORDER_STATUS, sourcesOf, transitionOrder } from '../orders/state.js';
-import { refundOrder } from './refund.js';
+import { AppError } from '../../errors.js';
+import { canTransition, ORDER_STATUS, sourcesOf, transitionOrder, type OrderStatus } from '../orders/state.js';
+import { lockOrder, refundOrder } from './refunds.js';
 
 /** What a fulfilment provider is told about a top-up order: ids and labels, never secrets. */
 export type TopUpRequest = {
@@ -144,12 +145,10 @@ export const DELIVERY_ATTEMPTS = DEFAULT_JOB_OPTIONS.attempts;
  * The manual provider hands every order to an operator at once.
  */
 export async function fulfilTopUpOrder(
-  services: Services,
+  { db, logger, provider }: { db: Db; logger: Logger; provider: TopUpProvider },
   orderId: number,
-  provider: TopUpProvider = topUpProvider(services.config),
   attempts: number = DELIVERY_ATTEMPTS,
 ): Promise<TopUpFulfilment> {
-  const { db, logger } = services;
   const claimed = await claimDelivery(db, orderId);
   if (!claimed) return 'noop';
   const { utr } = claimed.request;
@@ -174,4 +173,19 @@ export async function fulfilTopUpOrder(
   // An operator refunded it while the provider was delivering: both happened, someone must look.
   if (!moved) logger.warn({ utr }, 'top-up delivered after the order left initiate');
   return 'completed';
+}
+
+/** An operator marks a top-up order delivered (initiate → completed). */
+export async function completeTopUpOrder(
+  db: DbOrTx,
+  utr: string,
+  note?: string,
+): Promise<{ utr: string; status: OrderStatus }> {
+  return db.transaction(async (tx) => {
+    const order = await lockOrder(tx, utr);
+    if (order.kind !== 'top_up' || !canTransition(order.status, ORDER_STATUS.completed)) throw new AppError('invalid_transition');
+    const moved = await transitionOrder(tx, order.id, ORDER_STATUS.completed, note === undefined ? {} : { note });
+    if (!moved) throw new AppError('invalid_transition');
+    return { utr, status: moved.status };
+  });
 }

@@ -10,3 +10,16 @@ export async function until(deadline: number, work: Promise<unknown>): Promise<v
 
 /** Whole seconds left until `deadline`, at least `min`. */
 export const secondsLeft = (deadline: number, min = 0): number => Math.max(min, Math.floor((deadline - Date.now()) / 1000));
+
+/** `work`, or a rejection once `ms` have passed without it settling. */
+export async function withTimeout<T>(ms: number, work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -4,6 +4,7 @@
  */
 import { Queue, type ConnectionOptions } from 'bullmq';
 import { z } from 'zod';
+import { withTimeout } from '../lib/deadline.js';
 
 export const QUEUE_NAMES = {
   fulfilment: 'order-fulfilment',
@@ -47,3 +48,12 @@ export function createQueues(connection: ConnectionOptions, prefix: string): Que
   const all = [fulfilment, restock, campaignSync] as Queue[];
   return { fulfilment, restock, campaignSync, all, close: async () => void (await Promise.all(all.map((q) => q.close()))) };
 }
+
+/**
+ * Hands a placed order to the fulfilment queue (jobId = utr, so a repeat is a no-op). A Redis that hangs
+ * must not hold the client's answer back: after `timeoutMs` the order is left to the reconciler.
+ */
+export const enqueueFulfilment =
+  (queues: Pick<Queues, 'fulfilment'>, timeoutMs = 2000) =>
+  ({ orderId, utr }: FulfilmentJob) =>
+    withTimeout(timeoutMs, queues.fulfilment.add('fulfil', { orderId, utr }, { jobId: utr }));

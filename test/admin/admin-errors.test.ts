@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestAccount, expectFailure } from '../helpers/api.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
-import { importCodes } from '../../src/modules/admin/service.js';
+import { importCodes, restockThroughQueue } from '../../src/modules/admin/service.js';
 import { insertCardService, insertOrder, insertTopUpOrder, insertTopUpService } from './fixtures.js';
 
 let app: TestApp;
@@ -118,7 +118,9 @@ describe('business rules (409)', () => {
 describe('restock still running', () => {
   it('answers fulfilled_orders null when the restock job has not finished in time (no worker here)', async () => {
     const { serviceId } = await insertCardService(app.services.db);
-    expect(await importCodes(app.services, serviceId, ['N-1'], 300)).toEqual({ added: 1, skipped: 0, fulfilled_orders: null });
+    const { db, config } = app.services;
+    const restock = restockThroughQueue(app.services, 300);
+    expect(await importCodes({ db, codeKey: config.codeEncryptionKey, restock }, serviceId, ['N-1'])).toEqual({ added: 1, skipped: 0, fulfilled_orders: null });
     expect(await app.services.queues.restock.getJobCounts('waiting')).toEqual({ waiting: 1 });
   });
 });

@@ -4,11 +4,10 @@ import type { CliCommand } from '../../bin/cli-types.js';
 import { AppError } from '../../errors.js';
 import { pageRequest } from '../../lib/paging.js';
 import { validate } from '../../http/validation.js';
-import { restockCardService } from '../fulfilment/index.js';
 import { completeTopUpOrder } from '../fulfilment/index.js';
-import { addCodes, stockOf } from '../inventory/service.js';
+import { stockOf } from '../inventory/service.js';
 import { AdjustBalanceBody, CompleteOrderBody, CreateAccountBody, ListOrdersQuery, RefundOrderBody } from './schemas.js';
-import { listOrders, moveBalance, openAccount, refundForOperator } from './service.js';
+import { importCodes, listOrders, moveBalance, openAccount, refundForOperator, restockHere } from './service.js';
 
 type Flags = Record<string, string | true>;
 
@@ -77,11 +76,7 @@ export const adminCommands: Record<string, CliCommand> = {
       const codes = await readLines(flags.file);
       if (codes.length === 0) throw new Error('The file holds no codes.');
       // Restocks in this process, so the import works even where no worker runs.
-      return explained(async () => {
-        const { added, skipped } = await addCodes(db, config.codeEncryptionKey, cardServiceId, codes);
-        const { fulfilledOrders } = await restockCardService(db, cardServiceId);
-        return { added, skipped, fulfilled_orders: fulfilledOrders };
-      });
+      return explained(() => importCodes({ db, codeKey: config.codeEncryptionKey, restock: restockHere(db) }, cardServiceId, codes));
     },
   },
   stock: {

@@ -17,7 +17,7 @@ import {
   RefundOrderBody,
   UtrParam,
 } from './schemas.js';
-import { importCodes, listOrders, moveBalance, openAccount, refundForOperator } from './service.js';
+import { importCodes, listOrders, moveBalance, openAccount, refundForOperator, restockThroughQueue } from './service.js';
 
 type Ctx = Context<AppEnv>;
 
@@ -48,7 +48,8 @@ export async function adjustBalanceHandler(c: Ctx) {
 export async function importCodesHandler(c: Ctx) {
   const id = pathId(c);
   const { codes } = validate(ImportCodesBody, await readCodes(c));
-  return success(c, await importCodes(c.var.services, id, codes));
+  const { db, config } = c.var.services;
+  return success(c, await importCodes({ db, codeKey: config.codeEncryptionKey, restock: restockThroughQueue(c.var.services) }, id, codes));
 }
 
 export async function stockHandler(c: Ctx) {

@@ -40,41 +40,54 @@ export async function moveBalance(db: Db, accountId: number, amount: string, rea
 
 export type ImportResult = { added: number; skipped: number; fulfilled_orders: number | null };
 
-/** How often an import looks whether its restock job has finished. */
+/**
+ * How waiting `stock_short` orders get the new codes: the number of orders fulfilled, or null when the
+ * restock is still running (it finishes in the background).
+ */
+export type Restock = (cardServiceId: number) => Promise<number | null>;
+
+/** Restocks in this process: for tools that run without workers (the CLI). */
+export const restockHere =
+  (db: Db): Restock =>
+  async (cardServiceId) =>
+    (await restockCardService(db, cardServiceId)).fulfilledOrders;
+
+/** How often a queued restock is looked at while the import waits for it. */
 const RESTOCK_POLL_MS = 50;
 
 /**
- * Stores new codes, then has the restock job fulfil waiting `stock_short` orders and waits up to
- * `waitMs` for it: `fulfilled_orders` is null when the job is still running (it finishes in the
- * background). When the queue cannot be reached the restock runs here instead, so no order waits
- * on a job that was never enqueued. The job's state is read from the queue itself (no event
- * subscription, so no extra connection and no missed "finished" event).
+ * Restocks through the queue (a worker fulfils the waiting orders) and waits up to `waitMs` for it; when
+ * the queue cannot be reached it restocks here instead, so no order waits on a job never enqueued. The
+ * job's state is read from the queue itself: no event subscription, no extra connection.
  */
+export const restockThroughQueue =
+  ({ db, queues, logger }: Pick<Services, 'db' | 'queues' | 'logger'>, waitMs = 10_000): Restock =>
+  async (cardServiceId) => {
+    let job;
+    try {
+      job = await queues.restock.add('restock', { cardServiceId });
+    } catch (err) {
+      logger.warn({ cardServiceId, err }, 'restock could not be enqueued, running it in-process');
+      return restockHere(db)(cardServiceId);
+    }
+    const deadline = Date.now() + waitMs;
+    while (Date.now() < deadline) {
+      const current = await queues.restock.getJob(job.id!).catch(() => undefined);
+      if (current?.finishedOn && !current.failedReason) return (current.returnvalue as { fulfilledOrders: number }).fulfilledOrders;
+      if (current === undefined || current.failedReason) return null;
+      await new Promise((resolve) => setTimeout(resolve, RESTOCK_POLL_MS));
+    }
+    return null;
+  };
+
+/** Operator task (HTTP and CLI): stores new codes of a card service, then has waiting orders fulfilled. */
 export async function importCodes(
-  services: Services,
+  { db, codeKey, restock }: { db: Db; codeKey: Buffer; restock: Restock },
   cardServiceId: number,
   codes: string[],
-  waitMs = 10_000,
 ): Promise<ImportResult> {
-  const { added, skipped } = await addCodes(services.db, services.config.codeEncryptionKey, cardServiceId, codes);
-  let job;
-  try {
-    job = await services.queues.restock.add('restock', { cardServiceId });
-  } catch (err) {
-    services.logger.warn({ cardServiceId, err }, 'restock could not be enqueued, running it in-process');
-    const { fulfilledOrders } = await restockCardService(services.db, cardServiceId);
-    return { added, skipped, fulfilled_orders: fulfilledOrders };
-  }
-  const deadline = Date.now() + waitMs;
-  while (Date.now() < deadline) {
-    const current = await services.queues.restock.getJob(job.id!).catch(() => undefined);
-    if (current?.finishedOn && !current.failedReason) {
-      return { added, skipped, fulfilled_orders: (current.returnvalue as { fulfilledOrders: number }).fulfilledOrders };
-    }
-    if (current === undefined || current?.failedReason) break;
-    await new Promise((resolve) => setTimeout(resolve, RESTOCK_POLL_MS));
-  }
-  return { added, skipped, fulfilled_orders: null };
+  const { added, skipped } = await addCodes(db, codeKey, cardServiceId, codes);
+  return { added, skipped, fulfilled_orders: await restock(cardServiceId) };
 }
 
 export type OrderFilter = { status?: OrderStatus; page: number; perPage: number };

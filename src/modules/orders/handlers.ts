@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import { readBody } from '../../http/body.js';
 import type { AppEnv } from '../../http/context.js';
 import { validationError } from '../../errors.js';
+import { enqueueFulfilment } from '../../queues/index.js';
 import { pageObject } from '../../http/pagination.js';
 import { pageRequest } from '../../lib/paging.js';
 import { success } from '../../http/respond.js';
@@ -13,16 +14,7 @@ import type { ProductKind } from '../../db/schema.js';
 import { openCode } from '../inventory/codes.js';
 import { listOrders, type OrderEntry } from './listing.js';
 import { cardOrderBody, orderListQuery, topUpOrderBody } from './schemas.js';
-import {
-  checkCardOrder,
-  checkTopUpOrder,
-  mergeCardLines,
-  newUtr,
-  placeOrder,
-  requestDigest,
-  type Idempotency,
-  type PlaceOrder,
-} from './service.js';
+import { placeCardOrder, placeTopUpOrder, type PlacementDeps } from './place.js';
 
 /** C15: the optional Idempotency-Key header, 1–255 characters. */
 function idempotencyKey(c: Context<AppEnv>): string | null {
@@ -32,62 +24,18 @@ function idempotencyKey(c: Context<AppEnv>): string | null {
   return key;
 }
 
-/** The order is committed before it is enqueued: a Redis that hangs must not hold the answer back. */
-const ENQUEUE_TIMEOUT_MS = 2000;
-
-async function withinMs<T>(ms: number, work: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([work, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** Places the order, then hands it to fulfilment; a queue outage is logged and left to the reconciler. */
-async function place(
-  c: Context<AppEnv>,
-  key: string | null,
-  order: Omit<PlaceOrder, 'idempotency' | 'accountId'>,
-  request: unknown,
-  endpoint: string,
-) {
-  const { db, queues, logger } = c.var.services;
-  const idempotency: Idempotency | null = key ? { key, endpoint, digest: requestDigest(endpoint, request) } : null;
-  const result = await placeOrder(db, { ...order, accountId: c.var.account.id, idempotency });
-  if (result.kind === 'replayed') return c.json(result.body as object, result.status as 200);
-  try {
-    await withinMs(ENQUEUE_TIMEOUT_MS, queues.fulfilment.add('fulfil', { orderId: result.orderId, utr: result.utr }, { jobId: result.utr }));
-  } catch (err) {
-    logger.warn({ utr: result.utr, err }, 'order enqueue failed; the reconciler will pick it up');
-  }
-  return c.json(order.response as object, 200);
-}
+const placement = (c: Context<AppEnv>): PlacementDeps => {
+  const { db, logger, queues } = c.var.services;
+  return { db, logger, enqueue: enqueueFulfilment(queues) };
+};
 
 /** A6 POST top-up/make-order. */
 export async function makeTopUpOrder(c: Context<AppEnv>) {
   const body = await readBody(c);
   const key = idempotencyKey(c);
   const { topUpId, serviceId } = validate(topUpOrderBody, body);
-  const { informations } = await checkTopUpOrder(c.var.services.db, { topUpId, serviceId, fields: body });
-  const utr = newUtr('top_up');
-  return place(
-    c,
-    key,
-    {
-      kind: 'top_up',
-      utr,
-      topUpId,
-      informations,
-      lines: [{ serviceId, quantity: 1, cardId: null }],
-      response: { status: 'success', message: `Order placed successfully. Your order number is ${utr}.` },
-    },
-    { topUpId, serviceId, informations },
-    'top-up/make-order',
-  );
+  const { utr } = await placeTopUpOrder(placement(c), { accountId: c.var.account.id, topUpId, serviceId, fields: body, idempotencyKey: key });
+  return success(c, `Order placed successfully. Your order number is ${utr}.`);
 }
 
 /** Either spelling of a card order list field (C5); a single value reads as a list of one. */
@@ -107,18 +55,13 @@ export async function makeCardOrder(c: Context<AppEnv>) {
   if (serviceIds.length !== quantities.length) {
     throw validationError(['The service ids and quantities fields must have the same number of items.']);
   }
-  const requested = mergeCardLines(serviceIds.map((serviceId, i) => ({ serviceId, quantity: quantities[i]! })));
-  const max = c.var.services.config.MAX_QUANTITY_PER_LINE;
-  if (requested.some((l) => l.quantity > max)) throw validationError([`The quantities field must not be greater than ${max}.`]);
-  const lines = await checkCardOrder(c.var.services.db, requested);
-  const utr = newUtr('card');
-  return place(
-    c,
-    key,
-    { kind: 'card', utr, topUpId: null, informations: null, lines, response: { status: 'success', message: { utr } } },
-    { service_ids: serviceIds, quantities },
-    'card/make-order',
-  );
+  const { utr } = await placeCardOrder(placement(c), {
+    accountId: c.var.account.id,
+    lines: serviceIds.map((serviceId, i) => ({ serviceId, quantity: quantities[i]! })),
+    idempotencyKey: key,
+    maxQuantityPerLine: c.var.services.config.MAX_QUANTITY_PER_LINE,
+  });
+  return success(c, { utr });
 }
 
 /** A15/A16 (+ C1 aliases): the caller's orders of one kind. */

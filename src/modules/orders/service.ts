@@ -104,13 +104,10 @@ export type PlaceOrder = {
   informations: Record<string, string> | null;
   lines: Array<{ serviceId: number; quantity: number; cardId: number | null }>;
   idempotency: Idempotency | null;
-  /** The answer remembered under the Idempotency-Key (C15) together with the order. */
-  response: unknown;
 };
 
-export type Placed =
-  | { kind: 'placed'; orderId: number; utr: string }
-  | { kind: 'replayed'; status: number; body: unknown };
+/** A new order, or the first order placed under the same Idempotency-Key for the same request (C15). */
+export type Placed = { kind: 'placed'; orderId: number; utr: string } | { kind: 'replayed'; utr: string };
 
 /** Digest of a canonical form of a request: keys sorted at every level, so encodings and key order do not matter. */
 export function requestDigest(endpoint: string, request: unknown): Buffer {
@@ -157,7 +154,7 @@ export async function placeOrder(db: DbOrTx, input: PlaceOrder): Promise<Placed>
     ), claim as (
       insert into idempotency_keys as k (account_id, key, endpoint, request_digest, response_status, response_body)
       select ${input.accountId}, ${idem?.key ?? null}::text, ${idem?.endpoint ?? null}::text, ${idem?.digest ?? null}::bytea,
-             200, ${JSON.stringify(input.response)}::jsonb
+             200, ${JSON.stringify({ utr: input.utr })}::jsonb
       where ${idem?.key ?? null}::text is not null
       on conflict (account_id, key) do update
         set endpoint = excluded.endpoint, request_digest = excluded.request_digest, response_status = excluded.response_status,
@@ -242,7 +239,7 @@ export async function placeOrder(db: DbOrTx, input: PlaceOrder): Promise<Placed>
   return replay(db, input.accountId, idem);
 }
 
-/** The key was already used: the first answer for the same request, 409 for a different one. */
+/** The key was already used: the first order for the same request, 409 for a different one. */
 async function replay(db: DbOrTx, accountId: number, idem: Idempotency): Promise<Placed> {
   const [row] = await db
     .select()
@@ -250,7 +247,7 @@ async function replay(db: DbOrTx, accountId: number, idem: Idempotency): Promise
     .where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, idem.key)));
   if (!row || row.responseStatus === null) throw new AppError('idempotency_in_progress');
   if (row.endpoint !== idem.endpoint || !row.requestDigest.equals(idem.digest)) throw new AppError('idempotency_conflict');
-  return { kind: 'replayed', status: row.responseStatus, body: row.responseBody };
+  return { kind: 'replayed', utr: (row.responseBody as { utr: string }).utr };
 }
 
 function isInsufficientBalance(err: unknown): boolean {

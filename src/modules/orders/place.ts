@@ -1,0 +1,68 @@
+import type { DbOrTx } from '../../db/client.js';
+import { validationError } from '../../errors.js';
+import type { Logger } from '../../lib/logger.js';
+import { checkCardOrder, checkTopUpOrder, mergeCardLines, newUtr, placeOrder, requestDigest, type CardLineRequest, type Idempotency } from './service.js';
+
+/**
+ * What placing an order needs: the database, and a way to hand a placed order to fulfilment. The order is
+ * committed before it is handed over, so a hand-over that fails loses nothing: the reconciler enqueues it.
+ */
+export type PlacementDeps = {
+  db: DbOrTx;
+  logger: Logger;
+  enqueue: (order: { orderId: number; utr: string }) => Promise<unknown>;
+};
+
+async function handOver(deps: PlacementDeps, order: { orderId: number; utr: string }): Promise<void> {
+  try {
+    await deps.enqueue(order);
+  } catch (err) {
+    deps.logger.warn({ utr: order.utr, err }, 'order enqueue failed; the reconciler will pick it up');
+  }
+}
+
+const idempotency = (key: string | null, endpoint: string, request: unknown): Idempotency | null =>
+  key === null ? null : { key, endpoint, digest: requestDigest(endpoint, request) };
+
+/** A12: a card order of the caller's, placed in one statement (C6, C7, C15). */
+export async function placeCardOrder(
+  deps: PlacementDeps,
+  input: { accountId: number; lines: CardLineRequest[]; idempotencyKey: string | null; maxQuantityPerLine: number },
+): Promise<{ utr: string }> {
+  const requested = mergeCardLines(input.lines);
+  if (requested.some((l) => l.quantity > input.maxQuantityPerLine)) {
+    throw validationError([`The quantities field must not be greater than ${input.maxQuantityPerLine}.`]);
+  }
+  const lines = await checkCardOrder(deps.db, requested);
+  const request = { service_ids: input.lines.map((l) => l.serviceId), quantities: input.lines.map((l) => l.quantity) };
+  const placed = await placeOrder(deps.db, {
+    accountId: input.accountId,
+    kind: 'card',
+    utr: newUtr('card'),
+    topUpId: null,
+    informations: null,
+    lines,
+    idempotency: idempotency(input.idempotencyKey, 'card/make-order', request),
+  });
+  if (placed.kind === 'placed') await handOver(deps, placed);
+  return { utr: placed.utr };
+}
+
+/** A6: a top-up order of the caller's, with its order-form values checked against the top-up (C4, C15). */
+export async function placeTopUpOrder(
+  deps: PlacementDeps,
+  input: { accountId: number; topUpId: number; serviceId: number; fields: Record<string, unknown>; idempotencyKey: string | null },
+): Promise<{ utr: string }> {
+  const { informations } = await checkTopUpOrder(deps.db, input);
+  const placed = await placeOrder(deps.db, {
+    accountId: input.accountId,
+    kind: 'top_up',
+    utr: newUtr('top_up'),
+    topUpId: input.topUpId,
+    informations,
+    lines: [{ serviceId: input.serviceId, quantity: 1, cardId: null }],
+    idempotency: idempotency(input.idempotencyKey, 'top-up/make-order', { topUpId: input.topUpId, serviceId: input.serviceId, informations }),
+  });
+  if (placed.kind === 'placed') await handOver(deps, placed);
+  return { utr: placed.utr };
+}

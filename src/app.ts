@@ -1,4 +1,4 @@
-import { OpenAPIHono } from '@hono/zod-openapi';
+import { OpenAPIHono, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { requestId } from 'hono/request-id';
 import { swaggerUI } from '@hono/swagger-ui';
@@ -8,15 +8,17 @@ import type { Services } from './services.js';
 import { bodyLimit } from './http/body-limit.js';
 import { AppError } from './errors.js';
 import { asAppError } from './http/failures.js';
+import { endpoint, json } from './http/contract.js';
+import { baseUrl } from './http/urls.js';
 import { protectiveHeaders, protectReadyMadeResponses } from './http/headers.js';
 import { until } from './lib/deadline.js';
 import { LIMITS } from './http/server.js';
-import { authRoutes } from './modules/auth/index.js';
-import { catalogRoutes } from './modules/catalog/index.js';
-import { adminRoutes } from './modules/admin/index.js';
-import { licenseRoutes } from './modules/license/index.js';
+import { adminRoutes } from './modules/admin/routes.js';
+import { authRoutes } from './modules/auth/routes.js';
+import { catalogRoutes } from './modules/catalog/routes.js';
+import { licenseRoutes } from './modules/license/routes.js';
 import { orderRoutes } from './modules/orders/routes.js';
-import { reviewRoutes } from './modules/reviews/index.js';
+import { reviewRoutes } from './modules/reviews/routes.js';
 
 /** Renders a failure in the caller's envelope: A `{status: failed, errors}`, B `{status: error, msg}`. */
 function failure(c: Context<AppEnv>, error: AppError) {
@@ -68,26 +70,51 @@ export function createApp(services: Services) {
   app.route('/admin', admin);
 
   // Operational endpoints (C16): no token.
-  app.get('/health', (c) => c.json({ status: 'ok' }));
-  app.get('/ready', async (c) => {
-    // Answered within 2 s (C16): a check that has not answered by then counts as down.
-    const deadline = Date.now() + 2000;
-    const up = async (check: Promise<unknown>) => {
-      let answered = false;
-      await until(deadline, check.then(() => (answered = true)));
-      return answered ? 'up' : 'down';
-    };
-    const [postgres, redis] = await Promise.all([up(services.db.execute(sql`select 1`)), up(services.redis.ping())]);
-    const ready = postgres === 'up' && redis === 'up';
-    return c.json({ status: ready ? 'ready' : 'unavailable', postgres, redis }, ready ? 200 : 503);
+  app.openapi(
+    endpoint({ method: 'get', path: '/health', summary: 'The process is up', tag: 'Operations', ok: z.object({ status: z.literal('ok') }), envelope: 'whole' }),
+    (c) => c.json({ status: 'ok' as const }, 200),
+  );
+  const Readiness = z.object({ status: z.enum(['ready', 'unavailable']), postgres: z.enum(['up', 'down']), redis: z.enum(['up', 'down']) });
+  app.openapi(
+    {
+      ...endpoint({ method: 'get', path: '/ready', summary: 'PostgreSQL and Redis reachable (answered within 2 s)', tag: 'Operations', ok: Readiness, envelope: 'whole' }),
+      responses: { 200: json(Readiness, 'Ready'), 503: json(Readiness, 'A dependency is unreachable') },
+    },
+    async (c) => {
+      // A check that has not answered within 2 s counts as down.
+      const deadline = Date.now() + 2000;
+      const up = async (check: Promise<unknown>) => {
+        let answered = false;
+        await until(deadline, check.then(() => (answered = true)));
+        return answered ? ('up' as const) : ('down' as const);
+      };
+      const [postgres, redis] = await Promise.all([up(services.db.execute(sql`select 1`)), up(services.redis.ping())]);
+      const ready = postgres === 'up' && redis === 'up';
+      return c.json({ status: ready ? ('ready' as const) : ('unavailable' as const), postgres, redis }, ready ? 200 : 503);
+    },
+  );
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearerToken', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'The token of POST /api/generate/authorization-token; `Authorization: <token>` works too',
   });
-  app.openAPIRegistry.registerComponent('securitySchemes', 'bearerToken', { type: 'http', scheme: 'bearer' });
-  app.openAPIRegistry.registerComponent('securitySchemes', 'apiKey', { type: 'apiKey', in: 'header', name: 'X-API-Key' });
-  app.openAPIRegistry.registerComponent('securitySchemes', 'adminToken', { type: 'http', scheme: 'bearer' });
-  app.doc31('/openapi.json', {
+  app.openAPIRegistry.registerComponent('securitySchemes', 'apiKey', {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-API-Key',
+    description: 'Interface B: also as query or body field `api_key`, or `Authorization: Bearer <key>`',
+  });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'adminToken', { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' });
+  app.doc31('/openapi.json', (c) => ({
     openapi: '3.1.0',
-    info: { title: 'Top-up and gift-card store API', version: '1.0.0' },
-  });
+    info: {
+      title: 'Top-up and gift-card store API',
+      version: '1.0.0',
+      description: 'Interface A (/api/), Interface B (/license-api/), the admin API (/admin/) and operations.',
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+    },
+    servers: [{ url: baseUrl(c), description: 'This server' }],
+  }));
   app.get('/docs', protectReadyMadeResponses, swaggerUI({ url: '/openapi.json' }));
 
   app.notFound((c) => failure(c, new AppError('route_not_found')));

@@ -1,3 +1,4 @@
+import type { accounts } from '../db/schema.js';
 import type { Caller } from '../modules/accounts/service.js';
 import type { Services } from '../services.js';
 
@@ -11,5 +12,7 @@ export type AppEnv = {
     envelope: Envelope;
     /** The authenticated caller of Interface A. */
     account: Caller;
+    /** The owner of the api key of an Interface B request. */
+    licenseOwner?: typeof accounts.$inferSelect;
   };
 };

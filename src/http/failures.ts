@@ -10,7 +10,9 @@ import { AppError, isDependencyDown } from '../errors.js';
  */
 export function asAppError(c: Context<AppEnv>, err: unknown): AppError {
   if (err instanceof AppError) return err;
-  if (err instanceof HTTPException && err.status < 500) return new AppError(err.status === 413 ? 'payload_too_large' : 'bad_request');
+  if (err instanceof HTTPException && err.status < 500) {
+    return new AppError(err.status === 413 ? 'payload_too_large' : err.status === 415 ? 'unsupported_media_type' : 'bad_request');
+  }
   const { logger } = c.var.services;
   const request = { requestId: c.var.requestId, method: c.req.method, path: c.req.path };
   if (c.req.raw.signal.aborted) {

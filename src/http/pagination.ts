@@ -1,3 +1,4 @@
+import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { AppEnv } from './context.js';
 import type { PageRequest } from '../lib/paging.js';
@@ -85,3 +86,33 @@ export function reviewPagination(c: Context<AppEnv>, total: number, { page, perP
     prev_page_url: page > 1 ? urls.at(page - 1) : null,
   };
 }
+
+const PageLink = z.object({ url: z.string().nullable(), label: z.string(), active: z.boolean() });
+
+/** The page object of the spec (§2 Pagination objects), entries under `key`. */
+export const pageSchema = <K extends 'items' | 'data', T extends z.ZodType>(key: K, entry: T) =>
+  z.object({
+    current_page: z.number().int(),
+    ...({ [key]: z.array(entry) } as { [P in K]: z.ZodArray<T> }),
+    first_page_url: z.string(),
+    from: z.number().int().nullable(),
+    last_page: z.number().int(),
+    last_page_url: z.string(),
+    links: z.array(PageLink).openapi({ description: 'Previous, the first pages, a window around this one, the last pages, next (Laravel)' }),
+    next_page_url: z.string().nullable(),
+    path: z.string(),
+    per_page: z.number().int(),
+    prev_page_url: z.string().nullable(),
+    to: z.number().int().nullable(),
+    total: z.number().int(),
+  });
+
+/** The review list's `pagination` (spec §2). */
+export const ReviewPagination = z.object({
+  total: z.number().int(),
+  per_page: z.number().int(),
+  current_page: z.number().int(),
+  last_page: z.number().int(),
+  next_page_url: z.string().nullable(),
+  prev_page_url: z.string().nullable(),
+});

@@ -30,6 +30,12 @@ const UNKNOWN_ID = { unknownId: true } as const;
 
 const POSITIVE_INTEGER = 'must be a positive integer.';
 
+/** What a field schema says of a value that is not there: rendered "The <label> field is required." */
+export const REQUIRED = 'is required.';
+
+/** A type error that tells a missing value (undefined) from a wrong one. */
+const unless = (message: string) => ({ error: (issue: { input?: unknown }) => (issue.input === undefined ? REQUIRED : message) });
+
 /**
  * Every integer id (query, path or body) goes through this one schema (C2 ranges): not a positive integer →
  * 422; a positive integer past MAX_ID is an id that cannot exist, answered as an unknown id by `validate`.
@@ -38,7 +44,7 @@ export const id = () =>
   z.preprocess(
     digitsToNumber,
     z
-      .number({ error: POSITIVE_INTEGER })
+      .number(unless(POSITIVE_INTEGER))
       .refine((v) => Number.isInteger(v) && v >= 1, { error: POSITIVE_INTEGER, abort: true })
       .refine((v) => v <= MAX_ID, { error: 'is an unknown id.', params: UNKNOWN_ID })
       .openapi({ type: 'integer', minimum: 1, maximum: MAX_ID }),
@@ -49,7 +55,7 @@ export const positiveInt = (max = MAX_ID) =>
   z.preprocess(
     digitsToNumber,
     z
-      .number({ error: POSITIVE_INTEGER })
+      .number(unless(POSITIVE_INTEGER))
       .refine((v) => Number.isInteger(v) && v >= 1, { error: POSITIVE_INTEGER, abort: true })
       .refine((v) => v <= max, { error: `must not be greater than ${max}.` })
       .openapi({ type: 'integer', minimum: 1, maximum: max }),
@@ -60,7 +66,7 @@ export const pageQuery = () => positiveInt();
 /** A string field: trimmed, at most `max` characters, storable (see isStorableText). */
 export const text = (max: number) =>
   z
-    .string({ error: 'must be a string.' })
+    .string(unless('must be a string.'))
     .refine(isStorableText, { error: NOT_STORABLE, abort: true })
     .trim()
     .max(max, { error: `must not be greater than ${max} characters.` });
@@ -76,7 +82,7 @@ export const numberBetween = (min: number, max: number) =>
   z.preprocess(
     (v) => (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : blankToUndefined(v)),
     z
-      .number({ error: `must be between ${min} and ${max}.` })
+      .number(unless(`must be between ${min} and ${max}.`))
       .min(min, { error: `must be between ${min} and ${max}.` })
       .max(max, { error: `must be between ${min} and ${max}.` }),
   );
@@ -84,22 +90,17 @@ export const numberBetween = (min: number, max: number) =>
 /**
  * Where the validated input came from (C2): a path segment that is not a valid id names no resource (404);
  * an id past MAX_ID in the query is an unknown id too (404), while inside a body it is an invalid
- * selection (422).
+ * selection (422). Headers are validated as fields.
  */
-export type InputSource = 'body' | 'query' | 'path';
+export type InputSource = 'body' | 'query' | 'path' | 'header';
 
-/**
- * Validates `input` against `schema`; on failure throws a 422 AppError with one message per field,
- * or a 404 when the only problem is an id that cannot exist in the URL.
- */
-export function validate<S extends z.ZodType>(schema: S, input: unknown, source: InputSource = 'body'): z.output<S> {
-  const result = schema.safeParse(input);
-  if (result.success) return result.data;
-  if (source === 'path') throw new AppError('not_found');
-  const raw = (input ?? {}) as Record<string, unknown>;
+/** The failure for zod `issues` of `raw` input (C4): 422 with one message per field, or 404 (see InputSource). */
+export function validationFailure(issues: readonly z.core.$ZodIssue[], raw: unknown, source: InputSource): AppError {
+  if (source === 'path') return new AppError('not_found');
+  const given = (raw ?? {}) as Record<string, unknown>;
   const messages = new Map<string, string>();
   let unknownId = false;
-  for (const issue of result.error.issues) {
+  for (const issue of issues) {
     const key = String(issue.path[0] ?? '');
     if (messages.has(key)) continue;
     const label = fieldLabel(key);
@@ -109,11 +110,22 @@ export function validate<S extends z.ZodType>(schema: S, input: unknown, source:
         continue;
       }
       messages.set(key, `The selected ${label} is invalid.`);
-      continue;
+    } else if (issue.message.startsWith('The ')) {
+      // A field whose whole message is written out (a header, a rule over several fields).
+      messages.set(key, issue.message);
+    } else if (issue.message === REQUIRED || isBlank(given[key])) {
+      messages.set(key, `The ${label} field is required.`);
+    } else {
+      messages.set(key, `The ${label} field ${/^must |^is |^has /.test(issue.message) ? issue.message : 'is invalid.'}`);
     }
-    const predicate = /^must |^is |^has /.test(issue.message) ? issue.message : 'is invalid.';
-    messages.set(key, isBlank(raw[key]) ? `The ${label} field is required.` : `The ${label} field ${predicate}`);
   }
-  if (messages.size === 0 && unknownId) throw new AppError('not_found');
-  throw validationError([...messages.values()]);
+  if (messages.size === 0 && unknownId) return new AppError('not_found');
+  return validationError([...messages.values()]);
+}
+
+/** Validates `input` against `schema` (for input not read by a route: CLI flags, say); throws the failure above. */
+export function validate<S extends z.ZodType>(schema: S, input: unknown, source: InputSource = 'body'): z.output<S> {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  throw validationFailure(result.error.issues, input, source);
 }

@@ -60,3 +60,64 @@ export const IdParam = z.object({ id: id() });
 
 /** An order number in the path. */
 export const UtrParam = z.object({ utr: text(32).regex(/^[A-Z0-9]+$/) });
+
+// ───────────────────────────── responses (C13) ─────────────────────────────
+
+export const NewAccount = z
+  .object({
+    id: z.number().int(),
+    publicKey: z.string(),
+    secretKey: z.string().openapi({ description: 'Shown this once' }),
+    apiKey: z.string().openapi({ description: 'Shown this once' }),
+  })
+  .openapi('NewAccount');
+
+export const Balance = z.object({ balance: z.number() }).openapi('Balance');
+
+export const ImportResult = z
+  .object({
+    added: z.number().int(),
+    skipped: z.number().int(),
+    fulfilled_orders: z.number().int().nullable().openapi({ description: 'Waiting orders the restock completed; null while it still runs' }),
+  })
+  .openapi('ImportResult');
+
+export const Stock = z
+  .object({ available: z.number().int(), reserved_for_stock_short: z.number().int() })
+  .openapi('Stock');
+
+export const AdminOrder = z
+  .object({
+    id: z.number().int(),
+    utr: z.string(),
+    account_id: z.number().int(),
+    kind: z.enum(['top_up', 'card']),
+    status: z.number().int(),
+    status_label: z.enum(['initiate', 'completed', 'refund', 'stock_short']),
+    price: z.number(),
+    refunded_amount: z.number(),
+    currency: z.string(),
+    symbol: z.string(),
+    informations: z.record(z.string(), z.string()).nullable(),
+    note: z.string().nullable(),
+    delivery_attempts: z.number().int(),
+    awaiting_operator_since: z.string().nullable(),
+    created_at: z.string(),
+    updated_at: z.string(),
+    completed_at: z.string().nullable(),
+    lines: z.array(
+      z.object({
+        card_service_id: z.number().int().nullable(),
+        top_up_service_id: z.number().int().nullable(),
+        quantity: z.number().int(),
+        unit_price: z.number(),
+        line_total: z.number(),
+        campaign_units: z.number().int(),
+        codes_owed: z.number().int(),
+      }),
+    ),
+  })
+  .openapi('AdminOrder');
+
+export const OrderMoved = z.object({ utr: z.string(), status: z.number().int() }).openapi('OrderMoved');
+export const OrderRefunded = OrderMoved.extend({ refunded_amount: z.number() }).openapi('OrderRefunded');

@@ -1,5 +1,6 @@
 import { createMiddleware } from 'hono/factory';
 import type { AppEnv } from '../../http/context.js';
+import { TOKEN } from '../../http/contract.js';
 import { AppError } from '../../errors.js';
 import type { Services } from '../../services.js';
 import { sha256 } from '../../lib/crypto.js';
@@ -45,3 +46,6 @@ function accountLimiter(services: Services): Limiter | null {
   }
   return accountLimiters.get(services)!;
 }
+
+/** The guard of Interface A's routes: documented as the bearer token, enforced by requireToken. */
+export const signedIn = { ...TOKEN, middleware: requireToken };

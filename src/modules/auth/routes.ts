@@ -1,20 +1,67 @@
-import { OpenAPIHono } from '@hono/zod-openapi';
-import type { AppEnv } from '../../http/context.js';
+import { z } from '@hono/zod-openapi';
+import { AppError } from '../../errors.js';
+import { clientIp } from '../../http/client-ip.js';
+import { contractRouter, endpoint } from '../../http/contract.js';
+import { requiredText } from '../../http/validation.js';
+import { blockedForSeconds, consumeAll, type LimitCheck } from '../../lib/rate-limit.js';
+import { isoMicros } from '../../lib/time.js';
 import type { Services } from '../../services.js';
-import { route } from '../../http/route.js';
-import { createAuthLimiters, generateTokenHandler } from './handlers.js';
+import { createAuthLimiters } from './limiters.js';
+import { exchangeKeyPair } from './service.js';
 
+/** A1: the key pair travels in headers (spec §5), and only here does it authenticate (C3). */
+const keyPairHeaders = z.object({
+  PublicKey: requiredText(512).openapi({ description: "The account's public key", example: 'pk_demo_0123456789abcdef01234567' }),
+  SecretKey: requiredText(512).openapi({ description: "The account's secret key", example: 'sk_demo_0123456789abcdef0123456789abcdef01234567' }),
+});
+
+const Token = z
+  .object({
+    status: z.literal('success'),
+    message: z.string(),
+    bearer_token: z.string().openapi({ description: 'Send as `Authorization: <token>` or `Authorization: Bearer <token>`' }),
+    expires_at: z.string(),
+  })
+  .openapi('Token');
+
+/** A1 POST generate/authorization-token. */
 export function authRoutes(services: Services) {
-  const router = new OpenAPIHono<AppEnv>();
-  route(
-    router,
-    {
+  const router = contractRouter();
+  const limiters = createAuthLimiters(services);
+
+  router.openapi(
+    endpoint({
       method: 'post',
       path: '/generate/authorization-token',
       summary: 'Exchange the PublicKey and SecretKey headers for a bearer token',
-      tags: ['Authentication'],
+      tag: 'Authentication',
+      headers: keyPairHeaders,
+      ok: Token,
+      envelope: 'whole',
+      errors: [401, 422, 429],
+    }),
+    async (c) => {
+      const { PublicKey: publicKey, SecretKey: secretKey } = c.req.valid('header');
+      // Someone failing with another's public key uses up only their own address's attempts.
+      const address = clientIp(c);
+      const checks: LimitCheck[] = [
+        [limiters.perKeyAndAddress, publicKey, address],
+        [limiters.perAddress, address],
+      ];
+      const wait = await blockedForSeconds(checks);
+      if (wait > 0) throw new AppError('rate_limited', undefined, { 'Retry-After': String(wait) });
+
+      const { db, config } = c.var.services;
+      const issued = await exchangeKeyPair(db, publicKey, secretKey, config.TOKEN_TTL_SECONDS);
+      if (!issued) {
+        await consumeAll(checks);
+        throw new AppError('invalid_credentials');
+      }
+      return c.json(
+        { status: 'success' as const, message: 'Token generated successfully.', bearer_token: issued.token, expires_at: isoMicros(issued.expiresAt) },
+        200,
+      );
     },
-    generateTokenHandler(createAuthLimiters(services)),
   );
   return router;
 }

@@ -1,57 +1,241 @@
-import { OpenAPIHono } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
 import type { AppEnv } from '../../http/context.js';
-import { route } from '../../http/route.js';
+import { contractRouter, endpoint } from '../../http/contract.js';
+import { pageObject, pageSchema } from '../../http/pagination.js';
+import { assetUrl, baseUrl } from '../../http/urls.js';
+import { AppError } from '../../errors.js';
+import { pageOffset, pageRequest } from '../../lib/paging.js';
+import { utcToday } from '../../lib/time.js';
+import type { Db } from '../../db/client.js';
+import type { CategoryType } from '../../db/schema.js';
+import { signedIn } from '../auth/middleware.js';
+import { presentReview } from '../reviews/presenters.js';
+import { Review } from '../reviews/schemas.js';
+import { hasOrderedProduct, publishedReviews } from '../reviews/service.js';
 import {
-  getCampaign,
-  getCardDetails,
-  getCards,
-  getCardServices,
-  getCategories,
-  getTopUpDetails,
-  getTopUpList,
-  getTopUpServices,
-} from './handlers.js';
+  presentCampaign,
+  presentCard,
+  presentCardDetails,
+  presentCategory,
+  presentGateway,
+  presentService,
+  presentTopUpDetails,
+  presentTopUpListItem,
+  type Urls,
+} from './presenters.js';
 import {
+  Campaign,
+  Card,
+  CardDetails,
+  CardService,
+  Category,
   cardDetailsQuery,
   cardListQuery,
   cardServicesQuery,
+  Gateway,
+  TopUpDetails,
   topUpDetailsQuery,
+  TopUpListItem,
   topUpListQuery,
+  TopUpService,
   topUpServicesQuery,
 } from './schemas.js';
+import {
+  activeCampaign,
+  activeCardServices,
+  activeGateways,
+  activeTopUpServices,
+  categoryIsActive,
+  findCard,
+  findTopUp,
+  findTopUpBySlug,
+  listCards,
+  listCategories,
+  listTopUps,
+} from './service.js';
 
+type Ctx = Context<AppEnv>;
+
+const TOP_UPS_PER_PAGE = 10;
+/** The top-up details show the first page of its review list. */
+const DETAIL_REVIEWS = 15;
+
+/**
+ * Catalog rows are the same for every caller, so they come from the process cache (SharedCache:
+ * at most 2 s old, dropped everywhere when a campaign changes prices or a review changes ratings).
+ * Per-account parts (reviews, hasAlreadyOrdered, currency) are never cached.
+ */
+const cached = <T>(c: Ctx, key: string, load: (db: Db) => Promise<T>): Promise<T> =>
+  c.var.services.catalogCache.get(key, () => load(c.var.services.db));
+
+const urlsFor = (c: Ctx): Urls => ({ asset: (path) => assetUrl(c, path), base: baseUrl(c) });
+
+/** A category filter naming no active category of that kind is an unknown id in the query (C2: 404). */
+async function requireCategory(c: Ctx, id: number | undefined, type: CategoryType) {
+  if (id !== undefined && !(await cached(c, `category:${type}:${id}`, (db) => categoryIsActive(db, id, type)))) throw new AppError('not_found');
+}
+
+/** A catalog read: GET, token required, success envelope around `ok`. */
+const read = <Q extends z.ZodObject | undefined = undefined>(
+  path: string,
+  summary: string,
+  tag: string,
+  spec: { query?: Q; ok: z.ZodType; errors?: Array<404 | 422> },
+) => endpoint({ method: 'get', path, summary, tag, guard: signedIn, ...spec });
+
+/** A2, A3, A4, A5, A9, A10, A11, A17: the catalog, for a signed-in account (C1). */
 export function catalogRoutes() {
-  const router = new OpenAPIHono<AppEnv>();
-  const doc = (method: 'get', path: string, summary: string, tags: string[]) =>
-    ({ method, path, summary, tags, security: 'token' }) as const;
+  const router = contractRouter();
 
-  route(router, doc('get', '/get-category', 'Active categories with their number of active products', ['Catalog']), getCategories);
-  route(
-    router,
-    { ...doc('get', '/top-up/list', 'A page of top-ups with their active services', ['Top-ups']), query: topUpListQuery },
-    getTopUpList,
+  router.openapi(
+    read('/get-category', 'Active categories with their number of active products', 'Catalog', { ok: z.object({ categories: z.array(Category) }) }),
+    async (c) => {
+      const rows = await cached(c, 'categories', listCategories);
+      return c.json({ status: 'success' as const, message: { categories: rows.map(presentCategory) } }, 200);
+    },
   );
-  route(
-    router,
-    { ...doc('get', '/top-up/details', 'One top-up by slug, with reviews and gateways', ['Top-ups']), query: topUpDetailsQuery },
-    getTopUpDetails,
+
+  router.openapi(
+    read('/top-up/list', 'A page of top-ups with their active services', 'Top-ups', {
+      query: topUpListQuery,
+      ok: pageSchema('items', TopUpListItem),
+      errors: [404, 422],
+    }),
+    async (c) => {
+      const query = c.req.valid('query');
+      await requireCategory(c, query.category_id, 'top_up');
+      const page = pageRequest(query, TOP_UPS_PER_PAGE);
+      const { rows, total } = await cached(c, `top-ups:${query.category_id}:${page.perPage}:${page.page}`, (db) =>
+        listTopUps(db, { categoryId: query.category_id, limit: page.perPage, offset: pageOffset(page) }),
+      );
+      const urls = urlsFor(c);
+      return c.json({ status: 'success' as const, message: pageObject(c, 'items', rows.map((row) => presentTopUpListItem(row, urls)), total, page) }, 200);
+    },
   );
-  route(
-    router,
-    { ...doc('get', '/topup/services', 'Active top-up services', ['Top-ups']), query: topUpServicesQuery },
-    getTopUpServices,
+
+  router.openapi(
+    read('/top-up/details', 'One top-up by slug, with reviews and gateways', 'Top-ups', {
+      query: topUpDetailsQuery,
+      ok: z.object({
+        topUp: TopUpDetails,
+        reviewStatic: z.object({ reviews: z.array(Review), hasAlreadyOrdered: z.boolean() }),
+        gateways: z.array(Gateway),
+      }),
+      errors: [404, 422],
+    }),
+    async (c) => {
+      const { slug } = c.req.valid('query');
+      const { db } = c.var.services;
+      const topUp = await cached(c, `top-up:slug:${slug}`, (db) => findTopUpBySlug(db, slug));
+      if (!topUp) throw new AppError('not_found');
+      const account = c.var.account;
+      const [services, reviews, hasAlreadyOrdered, gateways] = await Promise.all([
+        cached(c, `top-up-services:${topUp.id}`, (db) => activeTopUpServices(db, [topUp.id])),
+        publishedReviews(db, 'top_up', topUp.id, { limit: DETAIL_REVIEWS, offset: 0 }),
+        hasOrderedProduct(db, account.id, 'top_up', topUp.id),
+        cached(c, 'gateways', activeGateways),
+      ]);
+      const urls = urlsFor(c);
+      return c.json(
+        {
+          status: 'success' as const,
+          message: {
+            topUp: presentTopUpDetails(topUp, services, urls, account),
+            reviewStatic: {
+              reviews: reviews.rows.map((r) => presentReview(r, urls.asset, { userId: true, target: true, email: true })),
+              hasAlreadyOrdered,
+            },
+            gateways: gateways.map((g) => presentGateway(g, urls)),
+          },
+        },
+        200,
+      );
+    },
   );
-  route(router, { ...doc('get', '/get-card', 'Active cards', ['Cards']), query: cardListQuery }, getCards);
-  route(
-    router,
-    { ...doc('get', '/card/details', 'One card with its services and gateways', ['Cards']), query: cardDetailsQuery },
-    getCardDetails,
+
+  router.openapi(
+    read('/topup/services', 'Active top-up services', 'Top-ups', {
+      query: topUpServicesQuery,
+      ok: z.object({ services: z.array(TopUpService) }),
+      errors: [404, 422],
+    }),
+    async (c) => {
+      const { top_up_id } = c.req.valid('query');
+      if (top_up_id !== undefined && !(await cached(c, `top-up:${top_up_id}`, (db) => findTopUp(db, top_up_id)))) throw new AppError('not_found');
+      const services = await cached(c, `top-up-services:${top_up_id ?? 'all'}`, (db) =>
+        activeTopUpServices(db, top_up_id === undefined ? undefined : [top_up_id]),
+      );
+      const urls = urlsFor(c);
+      return c.json({ status: 'success' as const, message: { services: services.map((s) => presentService(s, urls)) } }, 200);
+    },
   );
-  route(
-    router,
-    { ...doc('get', '/card/services', 'Active card services', ['Cards']), query: cardServicesQuery },
-    getCardServices,
+
+  router.openapi(
+    read('/get-card', 'Active cards', 'Cards', { query: cardListQuery, ok: z.object({ cards: z.array(Card) }), errors: [404, 422] }),
+    async (c) => {
+      const { category_id } = c.req.valid('query');
+      await requireCategory(c, category_id, 'card');
+      const rows = await cached(c, `cards:${category_id}`, (db) => listCards(db, category_id));
+      const urls = urlsFor(c);
+      return c.json({ status: 'success' as const, message: { cards: rows.map((row) => presentCard(row, urls)) } }, 200);
+    },
   );
-  route(router, doc('get', '/get-campaign', 'The running campaign, or null', ['Campaigns']), getCampaign);
+
+  router.openapi(
+    read('/card/details', 'One card with its services and gateways', 'Cards', {
+      query: cardDetailsQuery,
+      ok: z.object({ services: z.array(CardService), card: CardDetails, gateways: z.array(Gateway) }),
+      errors: [404, 422],
+    }),
+    async (c) => {
+      const { card_id } = c.req.valid('query');
+      const card = await cached(c, `card:${card_id}`, (db) => findCard(db, card_id));
+      if (!card) throw new AppError('not_found');
+      const [services, gateways] = await Promise.all([
+        cached(c, `card-services:${card.id}`, (db) => activeCardServices(db, [card.id])),
+        cached(c, 'gateways', activeGateways),
+      ]);
+      const urls = urlsFor(c);
+      return c.json(
+        {
+          status: 'success' as const,
+          message: {
+            services: services.map((s) => presentService(s, urls)),
+            card: presentCardDetails(card, urls),
+            gateways: gateways.map((g) => presentGateway(g, urls)),
+          },
+        },
+        200,
+      );
+    },
+  );
+
+  router.openapi(
+    read('/card/services', 'Active card services', 'Cards', {
+      query: cardServicesQuery,
+      ok: z.object({ services: z.array(CardService) }),
+      errors: [404, 422],
+    }),
+    async (c) => {
+      const { card_id } = c.req.valid('query');
+      if (card_id !== undefined && !(await cached(c, `card:${card_id}`, (db) => findCard(db, card_id)))) throw new AppError('not_found');
+      const services = await cached(c, `card-services:${card_id ?? 'all'}`, (db) =>
+        activeCardServices(db, card_id === undefined ? undefined : [card_id]),
+      );
+      const urls = urlsFor(c);
+      return c.json({ status: 'success' as const, message: { services: services.map((s) => presentService(s, urls)) } }, 200);
+    },
+  );
+
+  router.openapi(
+    read('/get-campaign', 'The running campaign, or null (C9)', 'Campaigns', { ok: z.object({ campaign: Campaign.nullable() }) }),
+    async (c) => {
+      const today = utcToday();
+      const active = await cached(c, `campaign:${today}`, (db) => activeCampaign(db, today));
+      return c.json({ status: 'success' as const, message: { campaign: active ? presentCampaign(active, urlsFor(c)) : null } }, 200);
+    },
+  );
+
   return router;
 }

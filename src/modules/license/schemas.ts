@@ -1,14 +1,19 @@
 import { z } from '@hono/zod-openapi';
 import { id, optionalText, requiredText, text } from '../../http/validation.js';
 
-/** The api key may also come as a body field, `X-API-Key` or `Authorization: Bearer` (C12). */
-const apiKey = z.string().optional().openapi({ description: 'The account api key (or send X-API-Key / Authorization: Bearer)' });
+/**
+ * The api key may come as query `api_key`, body field `api_key`, `X-API-Key` or `Authorization: Bearer` (C12);
+ * requireApiKey reads it from wherever it is, before the fields are validated.
+ */
+const apiKey = z.unknown().optional().openapi({ type: 'string', description: 'The account api key (or send X-API-Key / Authorization: Bearer)' });
 
 export const apiKeyQuery = z.object({ api_key: apiKey });
 
 export const itemQuery = z.object({ api_key: apiKey, item_id: id() });
 
-export const validationBody = z.object({ api_key: apiKey, purchase_code: requiredText(200) });
+/** B4: the code in the body (JSON or form) or in the query. */
+export const validationQuery = z.object({ api_key: apiKey, purchase_code: optionalText(200) });
+export const validationBody = z.object({ api_key: apiKey, purchase_code: optionalText(200) });
 
 // ── operator requests (C13 envelope, C4 messages) ──
 
@@ -63,3 +68,62 @@ export const createPurchaseBody = z.object({
 });
 
 export const accountIdParam = z.object({ id: id() });
+
+// ───────────────────────────── responses (spec §2, Interface B) ─────────────────────────────
+
+const timestamp = z.string().openapi({ example: '2026-11-23T07:40:12.123456Z' });
+
+export const LicenseAccount = z
+  .object({
+    name: z.object({ firstname: z.string(), lastname: z.string(), full_name: z.string() }),
+    username: z.string(),
+    email: z.string(),
+    balance: z.number(),
+    currency: z.string(),
+    profile: z.object({
+      heading: z.string(),
+      description: z.string(),
+      contact: z.object({ email: z.string() }),
+      social_links: z.record(z.string(), z.string()),
+      media: z.object({ avatar: z.string(), cover: z.string() }),
+    }),
+    registered_at: timestamp,
+  })
+  .openapi('LicenseAccount');
+
+export const Item = z
+  .object({
+    id: z.number().int(),
+    name: z.string(),
+    description: z.string(),
+    category: z.string(),
+    sub_category: z.string(),
+    options: z.array(z.string()),
+    version: z.string(),
+    demo_link: z.string(),
+    tags: z.array(z.string()),
+    media: z.object({
+      thumbnail: z.string(),
+      preview_image: z.string().optional().openapi({ description: 'Absent for audio items' }),
+      preview_video: z.string().optional().openapi({ description: 'Video items only' }),
+      preview_audio: z.string().optional().openapi({ description: 'Audio items only' }),
+      screenshots: z.array(z.string()).optional().openapi({ description: 'Only when the item has screenshots' }),
+    }),
+    price: z.object({ regular: z.number(), extended: z.number() }),
+    currency: z.string(),
+    published_at: timestamp,
+  })
+  .openapi('Item');
+
+export const Purchase = z
+  .object({
+    purchase_code: z.string(),
+    license_type: z.string(),
+    price: z.number(),
+    currency: z.string(),
+    item: Item,
+    supported_until: timestamp.optional().openapi({ description: 'Omitted when support is disabled' }),
+    downloaded: z.boolean(),
+    date: timestamp,
+  })
+  .openapi('Purchase');

@@ -1,31 +1,98 @@
-import { OpenAPIHono } from '@hono/zod-openapi';
+import { z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import type { ProductKind } from '../../db/schema.js';
+import { AppError, validationError } from '../../errors.js';
 import type { AppEnv } from '../../http/context.js';
-import { route } from '../../http/route.js';
-import { getCardReviews, getTopUpReviews, postCardReview, postTopUpReview } from './handlers.js';
-import { cardReviewBody, cardReviewListQuery, topUpReviewBody, topUpReviewListQuery } from './schemas.js';
+import { contractRouter, endpoint, validBody } from '../../http/contract.js';
+import { reviewPagination, ReviewPagination } from '../../http/pagination.js';
+import { assetUrl } from '../../http/urls.js';
+import { fieldLabel } from '../../http/validation.js';
+import { pageOffset, pageRequest } from '../../lib/paging.js';
+import { signedIn } from '../auth/middleware.js';
+import { findCard, findTopUp } from '../catalog/service.js';
+import { presentReview, type ReviewShape } from './presenters.js';
+import { cardReviewBody, cardReviewListQuery, Review, topUpReviewBody, topUpReviewListQuery } from './schemas.js';
+import { publishedReviews, submitReview } from './service.js';
 
+type Ctx = Context<AppEnv>;
+
+const REVIEWS_PER_PAGE = 15;
+const ReviewList = z.object({ reviews: z.array(Review), pagination: ReviewPagination });
+
+/** A product's published reviews, newest first, 15 per page (C10). */
+async function listFor(c: Ctx, kind: ProductKind, productId: number, page: number | undefined, shape: ReviewShape) {
+  const { db } = c.var.services;
+  const product = kind === 'top_up' ? await findTopUp(db, productId) : await findCard(db, productId);
+  if (!product) throw new AppError('not_found');
+  const request = pageRequest({ page }, REVIEWS_PER_PAGE);
+  const { rows, total } = await publishedReviews(db, kind, productId, { limit: request.perPage, offset: pageOffset(request) });
+  return {
+    reviews: rows.map((r) => presentReview(r, (path) => assetUrl(c, path), shape)),
+    pagination: reviewPagination(c, total, request),
+  };
+}
+
+/**
+ * Always the caller's own review (invariant 5). Validation first (an unknown product is a 422 on its
+ * body field), then the business rules of C10 (409).
+ */
+async function submit(c: Ctx, kind: ProductKind, idField: string, productId: number, rating: number, comment: string) {
+  const { db, config, catalogCache } = c.var.services;
+  const outcome = await submitReview(db, {
+    accountId: c.var.account.id,
+    kind,
+    productId,
+    rating,
+    comment,
+    published: !config.REVIEWS_REQUIRE_APPROVAL,
+  });
+  if (outcome === 'unknown_product') throw validationError([`The selected ${fieldLabel(idField)} is invalid.`]);
+  if (outcome !== 'submitted') throw new AppError(outcome);
+  // total_review / avg_rating are part of the cached catalog rows.
+  await catalogCache.invalidate();
+}
+
+const SUBMITTED = 'Review submitted successfully.';
+
+/** A7, A8, A13, A14 (C10). */
 export function reviewRoutes() {
-  const router = new OpenAPIHono<AppEnv>();
-  const tags = ['Reviews'];
-  route(
-    router,
-    { method: 'get', path: '/topup/review', summary: 'Published reviews of a top-up, 15 per page', tags, security: 'token', query: topUpReviewListQuery },
-    getTopUpReviews,
+  const router = contractRouter();
+  const tag = 'Reviews';
+
+  router.openapi(
+    endpoint({ method: 'get', path: '/topup/review', summary: 'Published reviews of a top-up, 15 per page', tag, guard: signedIn, query: topUpReviewListQuery, ok: ReviewList, errors: [404, 422] }),
+    async (c) => {
+      const query = c.req.valid('query');
+      return c.json({ status: 'success' as const, message: await listFor(c, 'top_up', query.top_up_id, query.page, {}) }, 200);
+    },
   );
-  route(
-    router,
-    { method: 'post', path: '/topup/review', summary: 'Review a top-up you ordered', tags, security: 'token', body: topUpReviewBody },
-    postTopUpReview,
+
+  router.openapi(
+    endpoint({ method: 'post', path: '/topup/review', summary: 'Review a top-up you ordered', tag, guard: signedIn, body: topUpReviewBody, ok: z.string(), errors: [409] }),
+    async (c) => {
+      const body = validBody(c, (target) => c.req.valid(target));
+      await submit(c, 'top_up', 'topUpId', body.topUpId, body.rating, body.comment);
+      return c.json({ status: 'success' as const, message: SUBMITTED }, 200);
+    },
   );
-  route(
-    router,
-    { method: 'get', path: '/card/review', summary: 'Published reviews of a card, 15 per page', tags, security: 'token', query: cardReviewListQuery },
-    getCardReviews,
+
+  router.openapi(
+    endpoint({ method: 'get', path: '/card/review', summary: 'Published reviews of a card, 15 per page', tag, guard: signedIn, query: cardReviewListQuery, ok: ReviewList, errors: [404, 422] }),
+    async (c) => {
+      const query = c.req.valid('query');
+      // Card reviews name their reviewer's id.
+      return c.json({ status: 'success' as const, message: await listFor(c, 'card', query.card_id, query.page, { userId: true }) }, 200);
+    },
   );
-  route(
-    router,
-    { method: 'post', path: '/card/review', summary: 'Review a card you ordered', tags, security: 'token', body: cardReviewBody },
-    postCardReview,
+
+  router.openapi(
+    endpoint({ method: 'post', path: '/card/review', summary: 'Review a card you ordered', tag, guard: signedIn, body: cardReviewBody, ok: z.string(), errors: [409] }),
+    async (c) => {
+      const body = validBody(c, (target) => c.req.valid(target));
+      await submit(c, 'card', 'card_id', body.card_id, body.rating, body.comment);
+      return c.json({ status: 'success' as const, message: SUBMITTED }, 200);
+    },
   );
+
   return router;
 }

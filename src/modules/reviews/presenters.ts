@@ -24,7 +24,7 @@ export function maskEmail(email: string | null): string | null {
   return `${email[0]}***${email.slice(at)}`;
 }
 
-export function reviewJson(review: ReviewWithAuthor, asset: AssetUrl, shape: ReviewShape = {}) {
+export function presentReview(review: ReviewWithAuthor, asset: AssetUrl, shape: ReviewShape = {}) {
   const { author } = review;
   return {
     id: review.id,

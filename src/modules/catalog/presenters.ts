@@ -2,14 +2,14 @@ import type { ProductImage } from '../../db/schema.js';
 import type { Caller } from '../accounts/service.js';
 import { moneyNumber } from '../../lib/money.js';
 import { isoMicros } from '../../lib/time.js';
-import type { AssetUrl } from '../reviews/serializers.js';
+import type { AssetUrl } from '../reviews/presenters.js';
 import { discountFigures } from './pricing.js';
 import type { CampaignRow, CardRow, CardServiceRow, CategoryRow, GatewayRow, TopUpRow, TopUpServiceRow } from './service.js';
 
 /** Absolute URLs for one request: stored paths and the API's own routes. */
 export type Urls = { asset: AssetUrl; base: string };
 
-export function categoryJson(row: Pick<CategoryRow, 'id' | 'name' | 'icon' | 'type'> & { activeChildren: number }) {
+export function presentCategory(row: Pick<CategoryRow, 'id' | 'name' | 'icon' | 'type'> & { activeChildren: number }) {
   return { id: row.id, name: row.name, icon: row.icon, type: row.type, active_children: row.activeChildren };
 }
 
@@ -18,7 +18,7 @@ type AnyService = TopUpServiceRow | CardServiceRow;
 const owner = (s: AnyService) => ('topUpId' in s ? { top_up_id: s.topUpId } : { card_id: s.cardId });
 
 /** Top-up service / Card service (spec §2): the service's current pricing, campaign pricing while in one. */
-export function serviceJson(s: AnyService, urls: Urls) {
+export function presentService(s: AnyService, urls: Urls) {
   return {
     id: s.id,
     ...owner(s),
@@ -42,9 +42,9 @@ export function serviceJson(s: AnyService, urls: Urls) {
 }
 
 /** The extended service of the top-up details (C6): priced in the caller's account currency. */
-export function extendedServiceJson(s: TopUpServiceRow, urls: Urls, account: Caller) {
+export function presentExtendedService(s: TopUpServiceRow, urls: Urls, account: Caller) {
   return {
-    ...serviceJson(s, urls),
+    ...presentService(s, urls),
     currency: account.currency,
     currency_symbol: account.currencySymbol,
     ...discountFigures(s),
@@ -52,8 +52,8 @@ export function extendedServiceJson(s: TopUpServiceRow, urls: Urls, account: Cal
 }
 
 /** A service as listed inside a campaign (spec §2 Campaign `topups` / `cards`). */
-function campaignServiceJson(s: AnyService, urls: Urls) {
-  const { image: _image, image_driver: _driver, is_offered: _offered, sort_by: _sort, ...listed } = serviceJson(s, urls);
+function presentCampaignService(s: AnyService, urls: Urls) {
+  const { image: _image, image_driver: _driver, is_offered: _offered, sort_by: _sort, ...listed } = presentService(s, urls);
   return listed;
 }
 
@@ -70,7 +70,7 @@ function topUpFields(row: TopUpRow, urls: Urls) {
     note: row.note,
     status: row.status,
     instant_delivery: row.instantDelivery,
-    image: imageJson(row.image),
+    image: presentImage(row.image),
     preview_image: urls.asset(row.image.preview),
     description: row.description,
     guide: row.guide,
@@ -84,7 +84,7 @@ function topUpFields(row: TopUpRow, urls: Urls) {
   };
 }
 
-const imageJson = (image: ProductImage) => ({
+const presentImage = (image: ProductImage) => ({
   image: image.image,
   image_driver: image.image_driver,
   preview: image.preview,
@@ -92,24 +92,24 @@ const imageJson = (image: ProductImage) => ({
 });
 
 /** A top-up in the list (A3): order fields keyed by 1-based position, with its active services. */
-export function topUpListJson(row: TopUpRow & { services: TopUpServiceRow[] }, urls: Urls) {
+export function presentTopUpListItem(row: TopUpRow & { services: TopUpServiceRow[] }, urls: Urls) {
   return {
     ...topUpFields(row, urls),
     order_information: orderInformationObject(row.orderInformation),
-    services: row.services.map((s) => serviceJson(s, urls)),
+    services: row.services.map((s) => presentService(s, urls)),
   };
 }
 
 /** The top-up of the details endpoint (A4): order fields as an array, extended active services. */
-export function topUpDetailsJson(row: TopUpRow, services: TopUpServiceRow[], urls: Urls, account: Caller) {
+export function presentTopUpDetails(row: TopUpRow, services: TopUpServiceRow[], urls: Urls, account: Caller) {
   return {
     ...topUpFields(row, urls),
     order_information: row.orderInformation,
-    active_services: services.map((s) => extendedServiceJson(s, urls, account)),
+    active_services: services.map((s) => presentExtendedService(s, urls, account)),
   };
 }
 
-export function cardJson(row: CardRow, urls: Urls) {
+export function presentCard(row: CardRow, urls: Urls) {
   return {
     id: row.id,
     category_id: row.categoryId,
@@ -122,9 +122,9 @@ export function cardJson(row: CardRow, urls: Urls) {
 }
 
 /** The card of the details endpoint (A10): the list fields plus the described further fields. */
-export function cardDetailsJson(row: CardRow, urls: Urls) {
+export function presentCardDetails(row: CardRow, urls: Urls) {
   return {
-    ...cardJson(row, urls),
+    ...presentCard(row, urls),
     region: row.region,
     note: row.note,
     instant_delivery: row.instantDelivery,
@@ -141,7 +141,7 @@ export function cardDetailsJson(row: CardRow, urls: Urls) {
 }
 
 /** Payment gateway (spec §2): the table holds only public parameters, never credentials. */
-export function gatewayJson(g: GatewayRow, urls: Urls) {
+export function presentGateway(g: GatewayRow, urls: Urls) {
   return {
     id: g.id,
     code: g.code,
@@ -166,7 +166,7 @@ export function gatewayJson(g: GatewayRow, urls: Urls) {
   };
 }
 
-export function campaignJson(
+export function presentCampaign(
   active: { campaign: CampaignRow; topUpServices: TopUpServiceRow[]; cardServices: CardServiceRow[] },
   urls: Urls,
 ) {
@@ -179,7 +179,7 @@ export function campaignJson(
     status: campaign.status,
     created_at: isoMicros(campaign.createdAt),
     updated_at: isoMicros(campaign.updatedAt),
-    topups: active.topUpServices.map((s) => campaignServiceJson(s, urls)),
-    cards: active.cardServices.map((s) => campaignServiceJson(s, urls)),
+    topups: active.topUpServices.map((s) => presentCampaignService(s, urls)),
+    cards: active.cardServices.map((s) => presentCampaignService(s, urls)),
   };
 }

@@ -1,0 +1,222 @@
+import { createRoute, OpenAPIHono, z, type Hook } from '@hono/zod-openapi';
+import type { Context, MiddlewareHandler } from 'hono';
+import { AppError } from '../errors.js';
+import type { AppEnv } from './context.js';
+import { validationFailure, type InputSource } from './validation.js';
+
+/**
+ * Routes as contracts: every route is a `createRoute` whose request schemas validate (through the hook
+ * below, rendering the C4 messages) and, with its response schemas, document the endpoint in /openapi.json.
+ */
+
+/** Interface A (and admin) failure envelope (spec §7, C2). */
+export const FailureA = z
+  .object({
+    status: z.literal('failed'),
+    errors: z.union([z.string(), z.array(z.string())]).openapi({ description: 'A message, or one message per failing field (422)' }),
+    request_id: z.string().optional().openapi({ description: 'On 5xx: the id of the log line (also in X-Request-Id)' }),
+  })
+  .openapi('FailureA', { example: { status: 'failed', errors: ['The service ids field is required.'] } });
+
+/** Interface B failure envelope (spec §7, C12). */
+export const FailureB = z
+  .object({ status: z.literal('error'), msg: z.string(), request_id: z.string().optional() })
+  .openapi('FailureB', { example: { status: 'error', msg: 'Invalid purchase code.' } });
+
+/** Interface A success envelope: `message` is an object, or a string for write operations. */
+export const successA = <T extends z.ZodType>(message: T) => z.object({ status: z.literal('success'), message });
+
+const FAILURE_DESCRIPTIONS: Record<number, string> = {
+  400: 'The body could not be read (malformed JSON, unsupported content type)',
+  401: 'Missing, invalid or expired credentials',
+  404: 'Unknown resource',
+  409: 'Refused by a business rule',
+  413: `Body over the limit`,
+  422: 'Validation failure: one message per failing field',
+  429: 'Rate limited (see Retry-After)',
+  500: 'Unexpected failure: a generic message and a request id',
+  503: 'PostgreSQL or Redis unreachable: try again',
+};
+
+type Status = keyof typeof FAILURE_DESCRIPTIONS;
+
+/** The failure responses of a route, each in the envelope of its interface. */
+export function failures(envelope: 'A' | 'B', statuses: readonly Status[]) {
+  const schema = envelope === 'A' ? FailureA : FailureB;
+  return Object.fromEntries(
+    [...new Set([...statuses, 500, 503])].map((status) => [
+      status,
+      { description: FAILURE_DESCRIPTIONS[status]!, content: { 'application/json': { schema } } },
+    ]),
+  );
+}
+
+/** A JSON response with its schema. */
+export const json = <T extends z.ZodType>(schema: T, description: string) => ({
+  description,
+  content: { 'application/json': { schema } },
+});
+
+/**
+ * A request body taken as JSON, form-encoded or multipart (C5: the spec's write endpoints take all three).
+ * The same schema validates each of them.
+ */
+export const formOrJson = <T extends z.ZodType>(schema: T) => ({
+  content: {
+    'application/json': { schema },
+    'application/x-www-form-urlencoded': { schema },
+    'multipart/form-data': { schema },
+  },
+});
+
+/** A JSON request body (the admin API). */
+export const jsonOnly = <T extends z.ZodType>(schema: T) => ({ content: { 'application/json': { schema } } });
+
+/** Declares `text/plain` beside a JSON body (no validator: the route reads the text). */
+const withPlainText = <T extends { content: object }>(body: T, description?: string): T =>
+  description === undefined ? body : { ...body, content: { ...body.content, 'text/plain': { schema: z.string().openapi({ description }) } } };
+
+const SOURCES: Record<string, InputSource> = { query: 'query', param: 'path', json: 'body', form: 'body', header: 'header' };
+
+/** Routes for a signed-in account (C3): the bearer token of A1. */
+export const TOKEN = { security: [{ bearerToken: [] }] };
+
+/** Interface B routes: the api key, in any of its four places (C12). */
+export const API_KEY = { security: [{ apiKey: [] }] };
+
+/** Operator routes (C13). */
+export const ADMIN = { security: [{ adminToken: [] }] };
+
+/** The hook every request schema reports to: the C4 messages (422), or 404 for an id that cannot exist in the URL. */
+export const renderValidation: Hook<unknown, AppEnv, string, unknown> = (result) => {
+  // The validator hands the hook the input it checked (`data`), also when it failed.
+  if (!result.success) throw validationFailure(result.error.issues, (result as { data?: unknown }).data, SOURCES[result.target] ?? 'body');
+};
+
+/** A router whose routes validate through `renderValidation` (or, for Interface B, a hook of its own). */
+export const contractRouter = (hook: Hook<unknown, AppEnv, string, unknown> = renderValidation) =>
+  new OpenAPIHono<AppEnv>({ defaultHook: hook });
+
+/**
+ * A body the route validates must be there to validate: an empty body reads as an empty JSON object (so a
+ * missing field is "required"), and JSON that is not an object is refused as unreadable (400), as is an
+ * unsupported content type. Route middleware runs before the validators.
+ */
+export const readableBody =
+  (alsoPlainText = false): MiddlewareHandler<AppEnv> =>
+  async (c, next) => {
+    const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+    if (alsoPlainText && type === 'text/plain') {
+      // Read by the route itself (a code import, one code per line).
+    } else if (type === '' || type === 'application/json' || type.endsWith('+json')) {
+      const text = await c.req.text();
+      let parsed: unknown = {};
+      if (text.trim() !== '') {
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          throw new AppError('bad_request', 'The request body is not a valid JSON object.');
+        }
+        if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+          throw new AppError('bad_request', 'The request body is not a valid JSON object.');
+        }
+      }
+      if (type === '' || text.trim() === '') {
+        // No body, or JSON sent without a content type: validated as the JSON object it is.
+        const headers = new Headers(c.req.raw.headers);
+        headers.set('content-type', 'application/json');
+        c.req.raw = new Request(c.req.raw.url, { method: c.req.raw.method, headers, body: JSON.stringify(parsed), signal: c.req.raw.signal });
+        c.req.bodyCache = {};
+      }
+    } else if (type === 'application/x-www-form-urlencoded' || type === 'multipart/form-data') {
+      // Read once here (the validators reuse it): a form that cannot be read is a 400, whoever reads it first.
+      await c.req.formData().catch(() => {
+        throw new AppError('bad_request', 'The form body could not be read.');
+      });
+    } else {
+      throw new AppError('unsupported_media_type');
+    }
+    await next();
+  };
+
+/** The validated body, whichever encoding it came in: `read` is `(target) => c.req.valid(target)`. */
+export function validBody<T>(c: Context, read: (target: 'json' | 'form') => T): T {
+  const type = (c.req.header('content-type') ?? '').toLowerCase();
+  return read(type.startsWith('application/x-www-form-urlencoded') || type.startsWith('multipart/') ? 'form' : 'json');
+}
+
+/** How a route is protected: its security scheme (documented) and the middleware that enforces it, unless its router does. */
+/** `post /card/make-order` → `postCardMakeOrder`; `/accounts/:id/balance` → `postAccountsIdBalance`. */
+const operationId = (method: string, path: string) =>
+  [method, ...path.split(/[^A-Za-z0-9]+/).filter(Boolean)].map((word, i) => (i === 0 ? word : word[0]!.toUpperCase() + word.slice(1))).join('');
+
+type Guard = { security: Array<Record<string, string[]>>; middleware?: MiddlewareHandler<AppEnv> };
+
+/**
+ * One endpoint's contract: its request schemas (query, headers, a JSON/form body), its guard (security
+ * scheme and the middleware that enforces it), the `message` of its success envelope and its failures.
+ */
+export function endpoint<
+  Q extends z.ZodObject | undefined = undefined,
+  H extends z.ZodObject | undefined = undefined,
+  B extends z.ZodType | undefined = undefined,
+  J extends z.ZodType | undefined = undefined,
+  P extends z.ZodObject | undefined = undefined,
+>(spec: {
+  method: 'get' | 'post' | 'patch' | 'delete';
+  path: string;
+  summary: string;
+  tag: string;
+  guard?: Guard;
+  /** Middleware run after the guard, before the fields are validated (a rate limit, say). */
+  use?: MiddlewareHandler<AppEnv>[];
+  query?: Q;
+  params?: P;
+  headers?: H;
+  /** A body in JSON or a form (the spec's write endpoints). */
+  body?: B;
+  /** A body in JSON only (the admin API). */
+  jsonBody?: J;
+  /** `text/plain` is taken besides JSON, and read by the route itself. */
+  plainText?: string;
+  /** The success body: `{status: 'success', message}` around this, unless `envelope` says the whole body. */
+  ok: z.ZodType;
+  envelope?: 'message' | 'whole';
+  /** The envelope of the failures: Interface A's (and the admin API's), or Interface B's. */
+  failuresIn?: 'A' | 'B';
+  errors?: Status[];
+  description?: string;
+}) {
+  const { guard, query, params, headers, ok } = spec;
+  const body = spec.body ?? spec.jsonBody;
+  return createRoute({
+    method: spec.method,
+    path: spec.path.replace(/:([A-Za-z_]+)/g, '{$1}'),
+    operationId: operationId(spec.method, spec.path),
+    summary: spec.summary,
+    ...(spec.description ? { description: spec.description } : {}),
+    tags: [spec.tag],
+    // A public route says so (the token exchange, operations).
+    security: guard ? guard.security : [],
+    // The body is read first: a guard may take its credentials from it (Interface B's api_key).
+    middleware: [...(body ? [readableBody(spec.plainText !== undefined)] : []), ...(guard?.middleware ? [guard.middleware] : []), ...(spec.use ?? [])],
+    request: {
+      query: query as Q,
+      params: params as P,
+      headers: headers as H,
+      body: (spec.body
+        ? formOrJson(spec.body)
+        : spec.jsonBody
+          ? withPlainText(jsonOnly(spec.jsonBody), spec.plainText)
+          : undefined) as B extends z.ZodType
+        ? ReturnType<typeof formOrJson<B>>
+        : J extends z.ZodType
+          ? ReturnType<typeof jsonOnly<J>>
+          : undefined,
+    },
+    responses: {
+      200: json(spec.envelope === 'whole' ? ok : successA(ok), 'Success'),
+      ...failures(spec.failuresIn ?? 'A', [...(guard ? [401 as const] : []), ...(body ? [400 as const, 413 as const, 422 as const] : []), ...(spec.errors ?? [])]),
+    },
+  });
+}

@@ -1,2 +1,0 @@
-export { authRoutes } from './routes.js';
-export { requireToken } from './middleware.js';

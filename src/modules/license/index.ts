@@ -1,2 +1,0 @@
-export { licenseRoutes } from './routes.js';
-export { licenseAdminRoutes } from './admin-routes.js';

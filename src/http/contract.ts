@@ -44,7 +44,8 @@ type Status = keyof typeof FAILURE_DESCRIPTIONS;
 export function failures(envelope: 'A' | 'B', statuses: readonly Status[]) {
   const schema = envelope === 'A' ? FailureA : FailureB;
   return Object.fromEntries(
-    [...new Set([...statuses, 500, 503])].map((status) => [
+    // Every route may meet the body limit (413, whatever it reads) and a dependency that is down.
+    [...new Set([...statuses, 413, 500, 503])].sort().map((status) => [
       status,
       { description: FAILURE_DESCRIPTIONS[status]!, content: { 'application/json': { schema } } },
     ]),
@@ -78,8 +79,8 @@ const withPlainText = <T extends { content: object }>(body: T, description?: str
 
 const SOURCES: Record<string, InputSource> = { query: 'query', param: 'path', json: 'body', form: 'body', header: 'header' };
 
-/** Routes for a signed-in account (C3): the bearer token of A1. */
-export const TOKEN = { security: [{ bearerToken: [] }] };
+/** Routes for a signed-in account (C3): the bearer token of A1; 429 when ACCOUNT_REQUESTS_PER_MINUTE is set (C11). */
+export const TOKEN = { security: [{ bearerToken: [] }], failures: [429] as Status[] };
 
 /** Interface B routes: the api key, in any of its four places (C12). */
 export const API_KEY = { security: [{ apiKey: [] }] };
@@ -150,7 +151,7 @@ export function validBody<T>(c: Context, read: (target: 'json' | 'form') => T): 
 const operationId = (method: string, path: string) =>
   [method, ...path.split(/[^A-Za-z0-9]+/).filter(Boolean)].map((word, i) => (i === 0 ? word : word[0]!.toUpperCase() + word.slice(1))).join('');
 
-type Guard = { security: Array<Record<string, string[]>>; middleware?: MiddlewareHandler<AppEnv> };
+type Guard = { security: Array<Record<string, string[]>>; middleware?: MiddlewareHandler<AppEnv>; failures?: Status[] };
 
 /**
  * One endpoint's contract: its request schemas (query, headers, a JSON/form body), its guard (security
@@ -216,7 +217,7 @@ export function endpoint<
     },
     responses: {
       200: json(spec.envelope === 'whole' ? ok : successA(ok), 'Success'),
-      ...failures(spec.failuresIn ?? 'A', [...(guard ? [401 as const] : []), ...(body ? [400 as const, 413 as const, 422 as const] : []), ...(spec.errors ?? [])]),
+      ...failures(spec.failuresIn ?? 'A', [...(guard ? [401 as const, ...(guard.failures ?? [])] : []), ...(body ? [400 as const, 413 as const, 422 as const] : []), ...(spec.errors ?? [])]),
     },
   });
 }

@@ -1,3 +1,6 @@
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import type { TestProject } from 'vitest/node';
@@ -8,6 +11,8 @@ declare module 'vitest' {
     /** PostgreSQL server URL whose path names the migrated template database. */
     templateDatabaseUrl: string;
     redisUrl: string;
+    /** Where test apps note the routes they declare and the routes they answered (the contract test). */
+    contractDir: string;
   }
 }
 
@@ -66,12 +71,34 @@ export default async function setup(project: TestProject) {
   await migrateDatabase(withDatabase(serverUrl, template));
   project.provide('templateDatabaseUrl', withDatabase(serverUrl, template));
   project.provide('redisUrl', redisUrl);
+  const contractDir = await mkdtemp(join(tmpdir(), 'topup-contract-'));
+  project.provide('contractDir', contractDir);
 
   return async () => {
+    const coverage = await routesNotAnswered(contractDir);
+    await rm(contractDir, { recursive: true, force: true });
     await admin.unsafe(`drop database if exists "${template}" with (force)`);
     await admin.end({ timeout: 5 });
     for (const stop of stops) await stop();
+    // Checked when the whole suite ran (a run of some files answers only some routes).
+    if (wholeSuite() && coverage.length) {
+      throw new Error(`the contract test never saw an answer from: ${coverage.join(', ')}`);
+    }
   };
+}
+
+/** Declared routes that no test file got an answer from. */
+async function routesNotAnswered(dir: string): Promise<string[]> {
+  const lines = (await Promise.all((await readdir(dir)).map((f) => readFile(join(dir, f), 'utf8')))).join('').split('\n');
+  const declared = new Set(lines.filter((l) => l.startsWith('declared ')).map((l) => l.slice('declared '.length)));
+  const answered = new Set(lines.filter((l) => l.startsWith('answered ')).map((l) => l.slice('answered '.length)));
+  return [...declared].filter((route) => !answered.has(route)).sort();
+}
+
+/** `vitest run` with no file filter (flags only). */
+function wholeSuite(): boolean {
+  const args = process.argv.slice(process.argv.indexOf('run') + 1);
+  return args.every((arg) => arg.startsWith('-'));
 }
 
 export function withDatabase(url: string, database: string): string {

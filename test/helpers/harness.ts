@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import postgres from 'postgres';
-import { inject } from 'vitest';
+import { expect, inject } from 'vitest';
+import { checkContract } from './contract.js';
 import { startWorkers, type RunningWorkers } from '../../workers/index.js';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/env.js';
@@ -64,7 +65,9 @@ export async function startTestApp(
   });
   const services = createServices(config);
   const app = createApp(services);
-  const { server } = serveHttp(app.fetch, { port: 0, hostname: '127.0.0.1' });
+  // Every answer is checked against its route's declared contract (test/helpers/contract.ts).
+  const contract = checkContract(app, inject('contractDir'), expect.getState().testPath ?? name);
+  const { server } = serveHttp(contract.fetch, { port: 0, hostname: '127.0.0.1' });
   await new Promise((resolve) => server.once('listening', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   let workers: RunningWorkers | null = null;
@@ -85,6 +88,8 @@ export async function startTestApp(
       if (keys.length) await services.redis.del(...keys);
       await services.close();
       await database.drop();
+      const violations = contract.violations();
+      if (violations.length) throw new Error(`answers that break their route's contract:\n${violations.join('\n')}`);
     },
   };
 }

@@ -1,17 +1,48 @@
 import { randomUUID } from 'node:crypto';
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
-import type { z } from '@hono/zod-openapi';
 import type { DbOrTx } from '../../db/client.js';
 import { accounts, licenseItems, licensePurchases, type MediaKind } from '../../db/schema.js';
 import { validationError } from '../../errors.js';
 import { hmacSha256, sha256 } from '../../lib/crypto.js';
 import { moneyNumber } from '../../lib/money.js';
 import { isoMicros } from '../../lib/time.js';
-import type { createItemBody, createPurchaseBody } from './schemas.js';
 
 export type LicenseItem = typeof licenseItems.$inferSelect;
 export type LicenseAccount = typeof accounts.$inferSelect;
 export type LicensePurchase = typeof licensePurchases.$inferSelect;
+
+/** An operator's new item, as validated by the admin request schema (money as decimal strings). */
+export interface ItemInput {
+  account_id: number;
+  name: string;
+  description?: string | undefined;
+  category: string;
+  sub_category?: string | undefined;
+  options?: string[] | undefined;
+  version: string;
+  demo_link?: string | undefined;
+  tags?: string[] | undefined;
+  media_kind: MediaKind;
+  thumbnail: string;
+  preview_image?: string | undefined;
+  preview_video?: string | undefined;
+  preview_audio?: string | undefined;
+  screenshots?: string[] | undefined;
+  price_regular: string;
+  price_extended: string;
+  currency?: string | undefined;
+  published_at?: string | undefined;
+}
+
+/** An operator's new purchase; a missing purchase code is generated. */
+export interface PurchaseInput {
+  item_id: number;
+  purchase_code?: string | undefined;
+  license_type?: string | undefined;
+  price?: string | undefined;
+  supported_until?: string | null | undefined;
+  downloaded?: boolean | undefined;
+}
 
 /** The account that owns an Interface B api key, looked up by the key's digest (keys are never stored). */
 export async function accountByApiKey(db: DbOrTx, apiKey: string): Promise<LicenseAccount | null> {
@@ -142,7 +173,7 @@ export async function createPurchase(
 }
 
 /** Operator task (HTTP and CLI): creates an item for an account; an unknown account is a validation failure. */
-export async function issueItem(db: DbOrTx, defaultCurrency: string, input: z.output<typeof createItemBody>) {
+export async function issueItem(db: DbOrTx, defaultCurrency: string, input: ItemInput) {
   if (!(await accountExists(db, input.account_id))) throw validationError(['The selected account id is invalid.']);
   const item = await createItem(db, {
     accountId: input.account_id,
@@ -169,7 +200,7 @@ export async function issueItem(db: DbOrTx, defaultCurrency: string, input: z.ou
 }
 
 /** Operator task (HTTP and CLI): records a purchase and returns its code, shown this once. */
-export async function issuePurchase(db: DbOrTx, key: Buffer, input: z.output<typeof createPurchaseBody>) {
+export async function issuePurchase(db: DbOrTx, key: Buffer, input: PurchaseInput) {
   const item = await itemById(db, input.item_id);
   if (!item) throw validationError(['The selected item id is invalid.']);
   const created = await createPurchase(db, key, {

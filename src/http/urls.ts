@@ -15,9 +15,15 @@ export function baseUrl(c: Context<AppEnv>): string {
   return url.origin;
 }
 
-/** Public URL of a stored file path (images, previews); absolute URLs pass through. */
-export function assetUrl(c: Context<AppEnv>, path: string | null | undefined): string {
-  if (!path) return '';
-  if (/^https?:\/\//.test(path)) return path;
-  return `${baseUrl(c)}/assets/${path.replace(/^\/+/, '')}`;
+/** Turns a stored file path (images, previews) into the URL a client fetches; presenters receive one. */
+export type AssetUrl = (path: string | null | undefined) => string;
+
+/** The asset URLs of this request: under the base URL's /assets/; absolute URLs pass through, no path is ''. */
+export function assetUrls(c: Context<AppEnv>): AssetUrl {
+  const base = baseUrl(c);
+  return (path) => {
+    if (!path) return '';
+    if (/^https?:\/\//.test(path)) return path;
+    return `${base}/assets/${path.replace(/^\/+/, '')}`;
+  };
 }

@@ -2,7 +2,7 @@ import type { ProductImage } from '../../db/schema.js';
 import type { Caller } from '../accounts/service.js';
 import { moneyNumber } from '../../lib/money.js';
 import { isoMicros } from '../../lib/time.js';
-import type { AssetUrl } from '../reviews/presenters.js';
+import type { AssetUrl } from '../../http/urls.js';
 import { discountFigures } from './pricing.js';
 import type { CampaignRow, CardRow, CardServiceRow, CategoryRow, GatewayRow, TopUpRow, TopUpServiceRow } from './service.js';
 

@@ -3,7 +3,7 @@ import type { Context } from 'hono';
 import type { AppEnv } from '../../http/context.js';
 import { contractRouter, endpoint } from '../../http/contract.js';
 import { pageObject, pageSchema } from '../../http/pagination.js';
-import { assetUrl, baseUrl } from '../../http/urls.js';
+import { assetUrls, baseUrl } from '../../http/urls.js';
 import { AppError } from '../../errors.js';
 import { pageOffset, pageRequest } from '../../lib/paging.js';
 import { utcToday } from '../../lib/time.js';
@@ -69,7 +69,7 @@ const DETAIL_REVIEWS = 15;
 const cached = <T>(c: Ctx, key: string, load: (db: Db) => Promise<T>): Promise<T> =>
   c.var.services.catalogCache.get(key, () => load(c.var.services.db));
 
-const urlsFor = (c: Ctx): Urls => ({ asset: (path) => assetUrl(c, path), base: baseUrl(c) });
+const urlsFor = (c: Ctx): Urls => ({ asset: assetUrls(c), base: baseUrl(c) });
 
 /** A category filter naming no active category of that kind is an unknown id in the query (C2: 404). */
 async function requireCategory(c: Ctx, id: number | undefined, type: CategoryType) {

@@ -1,9 +1,8 @@
+import type { AssetUrl } from '../../http/urls.js';
 import { moneyNumber } from '../../lib/money.js';
 import { isoMicros } from '../../lib/time.js';
 import type { LicenseAccount, LicenseItem, LicensePurchase } from './service.js';
 
-/** Turns a stored file path into an absolute URL for the caller. */
-export type AssetUrl = (path: string | null | undefined) => string;
 
 /** Account (spec §2, Interface B `data`). */
 export function presentAccount(account: LicenseAccount, asset: AssetUrl) {

@@ -4,7 +4,7 @@ import { clientIp } from '../../http/client-ip.js';
 import type { AppEnv } from '../../http/context.js';
 import { API_KEY, contractRouter, endpoint, validBody } from '../../http/contract.js';
 import { asAppError } from '../../http/failures.js';
-import { assetUrl } from '../../http/urls.js';
+import { assetUrls } from '../../http/urls.js';
 import { validationFailure } from '../../http/validation.js';
 import { consumeAll, createLimiter } from '../../lib/rate-limit.js';
 import { isBlank } from '../../lib/text.js';
@@ -16,8 +16,6 @@ import { apiKeyQuery, Item, itemQuery, LicenseAccount, Purchase, validationBody,
 import { accountByApiKey, findItem, findPurchase, listItems, type LicenseAccount as Owner } from './service.js';
 
 type Ctx = Context<AppEnv>;
-
-const asset = (c: Ctx) => (path: string | null | undefined) => assetUrl(c, path);
 
 /** The body's fields, whichever encoding it came in (read once; the validators reuse it). */
 async function bodyFields(c: Ctx): Promise<Record<string, unknown>> {
@@ -87,7 +85,7 @@ export function licenseRoutes({ redis, config }: Services) {
 
   router.openapi(
     endpoint({ ...common, method: 'get', path: '/account/details', summary: 'Details of the account that owns the api key', query: apiKeyQuery, ok: ok({ data: LicenseAccount }) }),
-    (c) => c.json({ status: 'success' as const, data: presentAccount(owner(c), asset(c)) }, 200),
+    (c) => c.json({ status: 'success' as const, data: presentAccount(owner(c), assetUrls(c)) }, 200),
   );
 
   router.openapi(
@@ -95,7 +93,7 @@ export function licenseRoutes({ redis, config }: Services) {
     async (c) => {
       const items = await listItems(c.var.services.db, owner(c).id);
       if (!items.length) throw licenseError(c, 'no_items_found');
-      return c.json({ status: 'success' as const, items: items.map((item) => presentItem(item, asset(c))) }, 200);
+      return c.json({ status: 'success' as const, items: items.map((item) => presentItem(item, assetUrls(c))) }, 200);
     },
   );
 
@@ -104,7 +102,7 @@ export function licenseRoutes({ redis, config }: Services) {
     async (c) => {
       const item = await findItem(c.var.services.db, owner(c).id, c.req.valid('query').item_id);
       if (!item) throw licenseError(c, 'item_not_found');
-      return c.json({ status: 'success' as const, item: presentItem(item, asset(c)) }, 200);
+      return c.json({ status: 'success' as const, item: presentItem(item, assetUrls(c)) }, 200);
     },
   );
 
@@ -140,7 +138,7 @@ export function licenseRoutes({ redis, config }: Services) {
     const { db, config } = c.var.services;
     const found = await findPurchase(db, config.codeEncryptionKey, owner(c).id, code);
     if (!found) throw licenseError(c, 'invalid_purchase_code');
-    return c.json({ status: 'success' as const, data: { purchase: presentPurchase(code, found.purchase, found.item, asset(c)) } }, 200);
+    return c.json({ status: 'success' as const, data: { purchase: presentPurchase(code, found.purchase, found.item, assetUrls(c)) } }, 200);
   });
 
   // Any other path under /license-api answers in the B envelope and the caller's language.

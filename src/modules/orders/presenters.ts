@@ -1,5 +1,5 @@
 import { moneyNumber } from '../../lib/money.js';
-import type { AssetUrl } from '../reviews/presenters.js';
+import type { AssetUrl } from '../../http/urls.js';
 import type { OrderEntry } from './listing.js';
 
 function orderFields(e: OrderEntry) {

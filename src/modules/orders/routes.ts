@@ -4,7 +4,7 @@ import type { ProductKind } from '../../db/schema.js';
 import type { AppEnv } from '../../http/context.js';
 import { contractRouter, endpoint, validBody } from '../../http/contract.js';
 import { pageObject, pageSchema } from '../../http/pagination.js';
-import { assetUrl } from '../../http/urls.js';
+import { assetUrls } from '../../http/urls.js';
 import { pageRequest } from '../../lib/paging.js';
 import { enqueueFulfilment } from '../../queues/index.js';
 import { signedIn } from '../auth/middleware.js';
@@ -88,7 +88,7 @@ export function orderRoutes() {
           const page = pageRequest(c.req.valid('query'), 10);
           const { db, config } = c.var.services;
           const { total, entries } = await listOrders(db, c.var.account.id, kind, page, (sealed) => openCode(config.codeEncryptionKey, sealed));
-          const asset = (path: string | null | undefined) => assetUrl(c, path);
+          const asset = assetUrls(c);
           return c.json({ status: 'success' as const, message: pageObject(c, 'data', entries.map((e) => list.present(asset, e)), total, page) }, 200);
         },
       );

@@ -1,8 +1,7 @@
+import type { AssetUrl } from '../../http/urls.js';
 import { isoMicros } from '../../lib/time.js';
 import type { ReviewWithAuthor } from './service.js';
 
-/** Turns a stored path into an absolute URL (built from the request by the handler). */
-export type AssetUrl = (path: string | null | undefined) => string;
 
 const DEFAULT_AVATAR = 'avatars/default.webp';
 

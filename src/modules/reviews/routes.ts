@@ -5,7 +5,7 @@ import { AppError, validationError } from '../../errors.js';
 import type { AppEnv } from '../../http/context.js';
 import { contractRouter, endpoint, validBody } from '../../http/contract.js';
 import { reviewPagination, ReviewPagination } from '../../http/pagination.js';
-import { assetUrl } from '../../http/urls.js';
+import { assetUrls } from '../../http/urls.js';
 import { fieldLabel } from '../../http/validation.js';
 import { pageOffset, pageRequest } from '../../lib/paging.js';
 import { signedIn } from '../auth/middleware.js';
@@ -27,7 +27,7 @@ async function listFor(c: Ctx, kind: ProductKind, productId: number, page: numbe
   const request = pageRequest({ page }, REVIEWS_PER_PAGE);
   const { rows, total } = await publishedReviews(db, kind, productId, { limit: request.perPage, offset: pageOffset(request) });
   return {
-    reviews: rows.map((r) => presentReview(r, (path) => assetUrl(c, path), shape)),
+    reviews: rows.map((r) => presentReview(r, assetUrls(c), shape)),
     pagination: reviewPagination(c, total, request),
   };
 }

@@ -26,12 +26,6 @@ export function discountFigures(fields: PriceFields) {
   };
 }
 
-export const fromSnapshot = (s: ServicePricing): PriceFields => ({
-  price: s.price,
-  discount: s.discount,
-  discountType: s.discount_type,
-});
-
 export const toSnapshot = (f: PriceFields, maxSell?: number): ServicePricing => ({
   price: fromCents(toCents(f.price)),
   discount: fromCents(toCents(f.discount)),

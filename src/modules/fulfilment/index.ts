@@ -9,18 +9,9 @@ import type { Logger } from '../../lib/logger.js';
 import { fulfilCardOrder, type CardFulfilment } from './cards.js';
 import { fulfilTopUpOrder, type TopUpFulfilment, type TopUpProvider } from './top-ups.js';
 
-export { restockCardService, servicesReadyToRestock, type CardFulfilment } from './cards.js';
+export { restockCardService, servicesReadyToRestock } from './cards.js';
 export { refundOrder } from './refunds.js';
-export {
-  completeTopUpOrder,
-  handToOperator,
-  httpProvider,
-  manualProvider,
-  ProviderUnavailableError,
-  topUpProvider,
-  type TopUpFulfilment,
-  type TopUpProvider,
-} from './top-ups.js';
+export { completeTopUpOrder, handToOperator, topUpProvider } from './top-ups.js';
 
 export type FulfilmentDeps = { db: Db; logger: Logger; provider: TopUpProvider };
 

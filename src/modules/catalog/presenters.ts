@@ -13,7 +13,7 @@ export function presentCategory(row: Pick<CategoryRow, 'id' | 'name' | 'icon' | 
   return { id: row.id, name: row.name, icon: row.icon, type: row.type, active_children: row.activeChildren };
 }
 
-type AnyService = TopUpServiceRow | CardServiceRow;
+export type AnyService = TopUpServiceRow | CardServiceRow;
 
 const owner = (s: AnyService) => ('topUpId' in s ? { top_up_id: s.topUpId } : { card_id: s.cardId });
 

@@ -8,7 +8,7 @@ import { AppError } from '../../errors.js';
 import { pageOffset, pageRequest } from '../../lib/paging.js';
 import { utcToday } from '../../lib/time.js';
 import type { Db } from '../../db/client.js';
-import type { CategoryType } from '../../db/schema.js';
+import type { CategoryType, ProductKind } from '../../db/schema.js';
 import { signedIn } from '../auth/middleware.js';
 import { presentReview } from '../reviews/presenters.js';
 import { Review } from '../reviews/schemas.js';
@@ -22,6 +22,7 @@ import {
   presentService,
   presentTopUpDetails,
   presentTopUpListItem,
+  type AnyService,
   type Urls,
 } from './presenters.js';
 import {
@@ -74,6 +75,26 @@ const urlsFor = (c: Ctx): Urls => ({ asset: assetUrls(c), base: baseUrl(c) });
 /** A category filter naming no active category of that kind is an unknown id in the query (C2: 404). */
 async function requireCategory(c: Ctx, id: number | undefined, type: CategoryType) {
   if (id !== undefined && !(await cached(c, `category:${type}:${id}`, (db) => categoryIsActive(db, id, type)))) throw new AppError('not_found');
+}
+
+/** Each product kind's lookups, under the cache keys the details endpoints share. */
+const PRODUCTS: Record<
+  ProductKind,
+  { key: string; find: (db: Db, id: number) => Promise<object | null>; activeServices: (db: Db, ids?: number[]) => Promise<AnyService[]> }
+> = {
+  top_up: { key: 'top-up', find: findTopUp, activeServices: activeTopUpServices },
+  card: { key: 'card', find: findCard, activeServices: activeCardServices },
+};
+
+/** The active services of one live product (404 when there is none), or of every product of the kind. */
+async function productServices(c: Ctx, kind: ProductKind, productId: number | undefined) {
+  const { key, find, activeServices } = PRODUCTS[kind];
+  if (productId !== undefined && !(await cached(c, `${key}:${productId}`, (db) => find(db, productId)))) throw new AppError('not_found');
+  const services = await cached(c, `${key}-services:${productId ?? 'all'}`, (db) =>
+    activeServices(db, productId === undefined ? undefined : [productId]),
+  );
+  const urls = urlsFor(c);
+  return services.map((s) => presentService(s, urls));
 }
 
 /** A catalog read: GET, token required, success envelope around `ok`. */
@@ -161,13 +182,8 @@ export function catalogRoutes() {
       errors: [404, 422],
     }),
     async (c) => {
-      const { top_up_id } = c.req.valid('query');
-      if (top_up_id !== undefined && !(await cached(c, `top-up:${top_up_id}`, (db) => findTopUp(db, top_up_id)))) throw new AppError('not_found');
-      const services = await cached(c, `top-up-services:${top_up_id ?? 'all'}`, (db) =>
-        activeTopUpServices(db, top_up_id === undefined ? undefined : [top_up_id]),
-      );
-      const urls = urlsFor(c);
-      return c.json({ status: 'success' as const, message: { services: services.map((s) => presentService(s, urls)) } }, 200);
+      const services = await productServices(c, 'top_up', c.req.valid('query').top_up_id);
+      return c.json({ status: 'success' as const, message: { services } }, 200);
     },
   );
 
@@ -218,13 +234,8 @@ export function catalogRoutes() {
       errors: [404, 422],
     }),
     async (c) => {
-      const { card_id } = c.req.valid('query');
-      if (card_id !== undefined && !(await cached(c, `card:${card_id}`, (db) => findCard(db, card_id)))) throw new AppError('not_found');
-      const services = await cached(c, `card-services:${card_id ?? 'all'}`, (db) =>
-        activeCardServices(db, card_id === undefined ? undefined : [card_id]),
-      );
-      const urls = urlsFor(c);
-      return c.json({ status: 'success' as const, message: { services: services.map((s) => presentService(s, urls)) } }, 200);
+      const services = await productServices(c, 'card', c.req.valid('query').card_id);
+      return c.json({ status: 'success' as const, message: { services } }, 200);
     },
   );
 

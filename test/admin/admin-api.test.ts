@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestAccount, expectJson, ISO_MICROS, tokenFor } from '../helpers/api.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
-import { insertCardService, insertOrder, insertTopUpOrder, insertTopUpService } from './fixtures.js';
+import { createCardService, createOrder, createTopUpOrder, createTopUpService } from '../helpers/fixtures.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -67,7 +67,7 @@ describe('POST /admin/accounts/:id/balance', () => {
 
 describe('card codes and stock', () => {
   it('imports JSON codes, skips duplicates, and reports stock', async () => {
-    const { serviceId } = await insertCardService(app.services.db);
+    const { serviceId } = await createCardService(app.services.db);
     const first = await expectJson(await admin(`/admin/card-services/${serviceId}/codes`, { body: { codes: ['A-1', 'A-2', 'A-2'] } }), 200);
     expect(first.message).toEqual({ added: 2, skipped: 1, fulfilled_orders: 0 });
     const stock = await expectJson(await admin(`/admin/card-services/${serviceId}/stock`), 200);
@@ -75,17 +75,9 @@ describe('card codes and stock', () => {
   });
 
   it('imports text/plain codes and fulfils the waiting stock_short orders', async () => {
-    const { cardId, serviceId } = await insertCardService(app.services.db);
+    const { cardId, serviceId } = await createCardService(app.services.db);
     const account = await createTestAccount(app);
-    const waiting = await insertOrder(app.services.db, {
-      kind: 'card',
-      accountId: account.id,
-      cardId,
-      cardServiceId: serviceId,
-      quantity: 2,
-      codesOwed: 2,
-      status: 3,
-    });
+    const waiting = await createOrder(app.services.db, { accountId: account.id, cardId, serviceId, quantity: 2, codesOwed: 2, status: 3 });
     const before = await expectJson(await admin(`/admin/card-services/${serviceId}/stock`), 200);
     expect(before.message).toEqual({ available: 0, reserved_for_stock_short: 2 });
 
@@ -100,11 +92,11 @@ describe('card codes and stock', () => {
 
 describe('orders', () => {
   it('lists orders of every account, newest first, filtered by label or number, without codes', async () => {
-    const { cardId, serviceId } = await insertCardService(app.services.db);
-    const top = await insertTopUpService(app.services.db);
+    const { cardId, serviceId } = await createCardService(app.services.db);
+    const top = await createTopUpService(app.services.db);
     const [a, b] = [await createTestAccount(app), await createTestAccount(app)];
-    const card = await insertOrder(app.services.db, { kind: 'card', accountId: a.id, cardId, cardServiceId: serviceId, status: 3, codesOwed: 1 });
-    const topUp = await insertOrder(app.services.db, { kind: 'top_up', accountId: b.id, topUpId: top.topUpId, topUpServiceId: top.serviceId, unitPrice: '5.00' });
+    const card = await createOrder(app.services.db, { accountId: a.id, cardId, serviceId, status: 3, codesOwed: 1 });
+    const topUp = await createOrder(app.services.db, { accountId: b.id, ...top, unitPrice: '5.00' });
 
     const all = await expectJson(await admin('/admin/orders?per_page=100'), 200);
     expect(all.message.total).toBeGreaterThanOrEqual(2);
@@ -142,7 +134,7 @@ describe('orders', () => {
 
   it('completes a top-up order with a note', async () => {
     const account = await createTestAccount(app);
-    const order = await insertTopUpOrder(app.services.db, { accountId: account.id });
+    const order = await createTopUpOrder(app.services.db, { accountId: account.id });
     const body = await expectJson(await admin(`/admin/orders/${order.utr}/complete`, { body: { note: 'sent by hand' } }), 200);
     expect(body).toEqual({ status: 'success', message: { utr: order.utr, status: 1 } });
     const [row] = await app.services.sql`select status, note, completed_at from orders where id = ${order.id}`;
@@ -152,7 +144,7 @@ describe('orders', () => {
 
   it('refunds a waiting order once, crediting the undelivered value', async () => {
     const account = await createTestAccount(app, '0.00');
-    const order = await insertTopUpOrder(app.services.db, { accountId: account.id, unitPrice: '7.50' });
+    const order = await createTopUpOrder(app.services.db, { accountId: account.id, unitPrice: '7.50' });
     const body = await expectJson(await admin(`/admin/orders/${order.utr}/refund`, { body: { reason: 'out of service' } }), 200);
     expect(body).toEqual({ status: 'success', message: { utr: order.utr, status: 2, refunded_amount: 7.5 } });
     const [row] = await app.services.sql`select balance from accounts where id = ${account.id}`;

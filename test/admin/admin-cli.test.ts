@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestAccount, tokenFor } from '../helpers/api.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
-import { insertCardService, insertOrder, insertTopUpService } from './fixtures.js';
+import { createCardService, createOrder, createTopUpService } from '../helpers/fixtures.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -58,9 +58,9 @@ describe('operator CLI', () => {
   });
 
   it('codes:import reads a file or stdin, skips duplicates and fulfils waiting orders without a worker', async () => {
-    const { cardId, serviceId } = await insertCardService(app.services.db);
+    const { cardId, serviceId } = await createCardService(app.services.db);
     const account = await createTestAccount(app);
-    const waiting = await insertOrder(app.services.db, { kind: 'card', accountId: account.id, cardId, cardServiceId: serviceId, status: 3, codesOwed: 1 });
+    const waiting = await createOrder(app.services.db, { accountId: account.id, cardId, serviceId, status: 3, codesOwed: 1 });
     const file = join(await mkdtemp(join(tmpdir(), 'codes-')), 'codes.txt');
     await writeFile(file, 'C-1\nC-2\n\nC-1\n');
     expect(json(await cli(['codes:import', String(serviceId), '--file', file]))).toEqual({ added: 2, skipped: 1, fulfilled_orders: 1 });
@@ -78,11 +78,11 @@ describe('operator CLI', () => {
   });
 
   it('orders:list, orders:complete and orders:refund', async () => {
-    const top = await insertTopUpService(app.services.db);
+    const top = await createTopUpService(app.services.db);
     const account = await createTestAccount(app, '0.00');
     const [first, second] = [
-      await insertOrder(app.services.db, { kind: 'top_up', accountId: account.id, topUpId: top.topUpId, topUpServiceId: top.serviceId }),
-      await insertOrder(app.services.db, { kind: 'top_up', accountId: account.id, topUpId: top.topUpId, topUpServiceId: top.serviceId, unitPrice: '4.00' }),
+      await createOrder(app.services.db, { accountId: account.id, ...top }),
+      await createOrder(app.services.db, { accountId: account.id, ...top, unitPrice: '4.00' }),
     ];
     const listed = json(await cli(['orders:list', '--status', 'initiate', '--per-page', '50']));
     expect(listed.per_page).toBe(50);

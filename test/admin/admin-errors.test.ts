@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestAccount, expectFailure } from '../helpers/api.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 import { importCodes, restockThroughQueue } from '../../src/modules/admin/service.js';
-import { insertCardService, insertOrder, insertTopUpOrder, insertTopUpService } from './fixtures.js';
+import { createCardService, createOrder, createTopUpOrder, createTopUpService } from '../helpers/fixtures.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -54,7 +54,7 @@ describe('validation (422) writes nothing', () => {
   });
 
   it('refuses an empty code list and a bad status filter', async () => {
-    const { serviceId } = await insertCardService(app.services.db);
+    const { serviceId } = await createCardService(app.services.db);
     expect(await expectFailure(await post(`/admin/card-services/${serviceId}/codes`, { codes: [] }), 422)).toEqual([
       'The codes field is required.',
     ]);
@@ -69,7 +69,7 @@ describe('validation (422) writes nothing', () => {
 
   it('refuses a refund without a reason', async () => {
     const account = await createTestAccount(app);
-    const order = await insertTopUpOrder(app.services.db, { accountId: account.id });
+    const order = await createTopUpOrder(app.services.db, { accountId: account.id });
     expect(await expectFailure(await post(`/admin/orders/${order.utr}/refund`, {}), 422)).toEqual(['The reason field is required.']);
     const [row] = await app.services.sql`select status from orders where id = ${order.id}`;
     expect(row!.status).toBe(0);
@@ -102,11 +102,11 @@ describe('business rules (409)', () => {
   });
 
   it('refuses to complete a card order or a finished order, and to refund a completed one', async () => {
-    const { cardId, serviceId } = await insertCardService(app.services.db);
-    const top = await insertTopUpService(app.services.db);
+    const { cardId, serviceId } = await createCardService(app.services.db);
+    const top = await createTopUpService(app.services.db);
     const account = await createTestAccount(app);
-    const card = await insertOrder(app.services.db, { kind: 'card', accountId: account.id, cardId, cardServiceId: serviceId, status: 3, codesOwed: 1 });
-    const done = await insertOrder(app.services.db, { kind: 'top_up', accountId: account.id, topUpId: top.topUpId, topUpServiceId: top.serviceId, status: 1 });
+    const card = await createOrder(app.services.db, { accountId: account.id, cardId, serviceId, status: 3, codesOwed: 1 });
+    const done = await createOrder(app.services.db, { accountId: account.id, ...top, status: 1 });
     await expectFailure(await post(`/admin/orders/${card.utr}/complete`, {}), 409);
     await expectFailure(await post(`/admin/orders/${done.utr}/complete`, {}), 409);
     await expectFailure(await post(`/admin/orders/${done.utr}/refund`, { reason: 'x' }), 409);
@@ -117,7 +117,7 @@ describe('business rules (409)', () => {
 
 describe('restock still running', () => {
   it('answers fulfilled_orders null when the restock job has not finished in time (no worker here)', async () => {
-    const { serviceId } = await insertCardService(app.services.db);
+    const { serviceId } = await createCardService(app.services.db);
     const { db, config } = app.services;
     const restock = restockThroughQueue(app.services, 300);
     expect(await importCodes({ db, codeKey: config.codeEncryptionKey, restock }, serviceId, ['N-1'])).toEqual({ added: 1, skipped: 0, fulfilled_orders: null });

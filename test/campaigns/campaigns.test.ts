@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCampaignSync } from '../../workers/campaign-sync.js';
 import { syncCampaigns } from '../../src/modules/campaigns/service.js';
-import { utcToday } from '../../src/lib/time.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
-import { insertCardService, insertTopUpService } from '../admin/fixtures.js';
+import { shiftDays, createCampaign, createCard, createTopUp } from '../helpers/fixtures.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -11,22 +10,23 @@ beforeAll(async () => {
 });
 afterAll(async () => app?.close());
 
-const day = (offset: number) => utcToday(new Date(Date.now() + offset * 86_400_000));
-const today = day(0);
+const today = shiftDays(0);
 
-/** A campaign over one fresh card service (10.00, no discount) and one top-up service (5.00, 10 %). */
-async function campaignFixture(start = day(-1), end = day(1), status = 1) {
-  const { sql, db } = app.services;
-  const card = await insertCardService(db, '10.00');
-  const topUp = await insertTopUpService(db, '5.00');
-  await sql`update top_up_services set discount = 10, discount_type = 'percentage' where id = ${topUp.serviceId}`;
-  const [campaign] = await sql`
-    insert into campaigns (name, start_date, end_date, status) values ('Sale', ${start}, ${end}, ${status}) returning id`;
-  await sql`insert into campaign_card_services (campaign_id, card_service_id, price, discount, discount_type, max_sell)
-            values (${campaign!.id}, ${card.serviceId}, 8, 1, 'flat', 3)`;
-  await sql`insert into campaign_top_up_services (campaign_id, top_up_service_id, price, discount, discount_type, max_sell)
-            values (${campaign!.id}, ${topUp.serviceId}, 4.5, 5, 'percentage', 2)`;
-  return { campaignId: campaign!.id as number, cardServiceId: card.serviceId, topUpServiceId: topUp.serviceId };
+/** A campaign, not yet applied, over one fresh card service (10.00, no discount) and one top-up service (5.00, 10 %). */
+async function campaignFixture(start = shiftDays(-1), end = shiftDays(1), status = 1) {
+  const { db } = app.services;
+  const cardServiceId = (await createCard(db, { services: [{ price: '10.00' }] })).services[0]!.id;
+  const topUpServiceId = (await createTopUp(db, { services: [{ price: '5.00', discount: '10', discountType: 'percentage' }] })).services[0]!.id;
+  const campaign = await createCampaign(db, {
+    name: 'Sale',
+    start,
+    end,
+    status,
+    applied: false,
+    cardServices: [{ serviceId: cardServiceId, price: '8', discount: '1', maxSell: 3 }],
+    topUpServices: [{ serviceId: topUpServiceId, price: '4.5', discount: '5', discountType: 'percentage', maxSell: 2 }],
+  });
+  return { campaignId: campaign.id, cardServiceId, topUpServiceId };
 }
 
 const cardService = async (id: number) =>
@@ -74,12 +74,12 @@ describe('campaign start (C9)', () => {
   });
 
   it('leaves services alone before the start date and in a disabled campaign', async () => {
-    const future = await campaignFixture(day(1), day(3));
-    const disabled = await campaignFixture(day(-1), day(1), 0);
+    const future = await campaignFixture(shiftDays(1), shiftDays(3));
+    const disabled = await campaignFixture(shiftDays(-1), shiftDays(1), 0);
     await syncCampaigns(app.services.db, today);
     expect(await cardService(future.cardServiceId)).toMatchObject(ORIGINAL_CARD);
     expect(await cardService(disabled.cardServiceId)).toMatchObject(ORIGINAL_CARD);
-    await syncCampaigns(app.services.db, day(1));
+    await syncCampaigns(app.services.db, shiftDays(1));
     expect(await cardService(future.cardServiceId)).toMatchObject({ price: '8.00', is_offered: 1 });
   });
 });
@@ -118,10 +118,10 @@ describe('campaign cap (C9)', () => {
 
 describe('campaign end (C9)', () => {
   it('restores every member after the end date', async () => {
-    const f = await campaignFixture(day(-2), day(0));
+    const f = await campaignFixture(shiftDays(-2), shiftDays(0));
     await syncCampaigns(app.services.db, today);
     expect(await cardService(f.cardServiceId)).toMatchObject({ is_offered: 1 });
-    await syncCampaigns(app.services.db, day(1));
+    await syncCampaigns(app.services.db, shiftDays(1));
     expect(await cardService(f.cardServiceId)).toMatchObject(ORIGINAL_CARD);
     expect(await topUpService(f.topUpServiceId)).toMatchObject({
       price: '5.00',

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { syncCampaigns } from '../../src/modules/campaigns/service.js';
 import { refundOrder } from '../../src/modules/fulfilment/refunds.js';
-import { utcToday } from '../../src/lib/time.js';
 import { buyer, expectJson } from '../helpers/api.js';
-import { createCard } from '../helpers/fixtures.js';
+import { shiftDays, createCampaign, createCard } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 
 /**
@@ -17,16 +16,10 @@ beforeAll(async () => {
 });
 afterAll(async () => app?.close());
 
-const day = (offset: number) => utcToday(new Date(Date.now() + offset * 86_400_000));
 
-async function campaign(name: string, start: string, serviceId: number, price: string, maxSell: number): Promise<number> {
-  const { sql } = app.services;
-  const [row] = await sql<{ id: number }[]>`
-    insert into campaigns (name, start_date, end_date, status) values (${name}, ${start}, ${day(5)}, 1) returning id`;
-  await sql`insert into campaign_card_services (campaign_id, card_service_id, price, discount, discount_type, max_sell)
-            values (${row!.id}, ${serviceId}, ${price}, 0, 'flat', ${maxSell})`;
-  return row!.id;
-}
+/** A campaign over one card service, left for the sync to apply. */
+const campaign = async (name: string, start: string, serviceId: number, price: string, maxSell: number) =>
+  (await createCampaign(app.services.db, { name, start, end: shiftDays(5), applied: false, cardServices: [{ serviceId, price, maxSell }] })).id;
 
 const service = async (id: number) =>
   (await app.services.sql<{ price: string; campaign_id: number | null; offered_sell: number; is_offered: number }[]>`
@@ -37,8 +30,8 @@ describe('two running campaigns over one service (C9)', () => {
     const card = await createCard(app.services.db, { services: [{ price: '10.00' }] });
     const serviceId = card.services[0]!.id;
     // Created first (lower id) but started later: this is the campaign that applies.
-    const later = await campaign('Started yesterday', day(-1), serviceId, '7.00', 5);
-    const earlier = await campaign('Started three days ago', day(-3), serviceId, '8.00', 50);
+    const later = await campaign('Started yesterday', shiftDays(-1), serviceId, '7.00', 5);
+    const earlier = await campaign('Started three days ago', shiftDays(-3), serviceId, '8.00', 50);
     expect(later).toBeLessThan(earlier);
 
     await syncCampaigns(app.services.db);
@@ -65,8 +58,8 @@ describe('two running campaigns over one service (C9)', () => {
   it('when the applying campaign ends, the service moves to the other running one with a fresh count', async () => {
     const card = await createCard(app.services.db, { services: [{ price: '10.00' }] });
     const serviceId = card.services[0]!.id;
-    const earlier = await campaign('Long sale', day(-3), serviceId, '8.00', 50);
-    const later = await campaign('Flash sale', day(-1), serviceId, '7.00', 5);
+    const earlier = await campaign('Long sale', shiftDays(-3), serviceId, '8.00', 50);
+    const later = await campaign('Flash sale', shiftDays(-1), serviceId, '7.00', 5);
     await syncCampaigns(app.services.db);
     expect(await service(serviceId)).toMatchObject({ price: '7.00', campaign_id: later });
 

@@ -1,13 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { utcToday } from '../../src/lib/time.js';
 import { client, createTestAccount, expectJson, ISO_MICROS, tokenFor, type Json } from '../helpers/api.js';
-import { createCampaign, createCard, createTopUp } from '../helpers/fixtures.js';
+import { shiftDays, createCampaign, createCard, createTopUp } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 import { ABSOLUTE_URL, CAMPAIGN_CARD_KEYS, CAMPAIGN_KEYS, CAMPAIGN_TOP_UP_KEYS, expectKeys } from './shapes.js';
 
 let app: TestApp;
 let api: ReturnType<typeof client>;
-const day = (offset: number) => utcToday(new Date(Date.now() + offset * 86_400_000));
 
 beforeAll(async () => {
   app = await startTestApp();
@@ -21,9 +19,9 @@ describe('A17 get-campaign', () => {
   it('answers campaign null when no campaign runs today (disabled, ended or not started)', async () => {
     expect(await campaign()).toEqual({ campaign: null });
     const { db } = app.services;
-    await createCampaign(db, { name: 'Disabled', status: 0, start: day(-1), end: day(1) });
-    await createCampaign(db, { name: 'Ended', start: day(-10), end: day(-1) });
-    await createCampaign(db, { name: 'Upcoming', start: day(1), end: day(5) });
+    await createCampaign(db, { name: 'Disabled', status: 0, start: shiftDays(-1), end: shiftDays(1) });
+    await createCampaign(db, { name: 'Ended', start: shiftDays(-10), end: shiftDays(-1) });
+    await createCampaign(db, { name: 'Upcoming', start: shiftDays(1), end: shiftDays(5) });
     expect(await campaign()).toEqual({ campaign: null });
   });
 
@@ -36,8 +34,8 @@ describe('A17 get-campaign', () => {
     const card = await createCard(db, { services: [{ name: '$25', price: '25.00', discount: '10', discountType: 'percentage' }, { name: '$50', price: '50.00' }] });
     const running = await createCampaign(db, {
       name: 'Winter sale',
-      start: day(0),
-      end: day(10),
+      start: shiftDays(0),
+      end: shiftDays(10),
       topUpServices: [
         { serviceId: topUp.services[0]!.id, price: '8.00', discount: '0.50', maxSell: 40 },
         { serviceId: topUp.services[1]!.id, price: '4.00', maxSell: 5 },
@@ -51,7 +49,7 @@ describe('A17 get-campaign', () => {
 
     const { campaign: body } = await campaign();
     expectKeys(body, CAMPAIGN_KEYS);
-    expect(body).toMatchObject({ id: running.id, name: 'Winter sale', start_date: day(0), end_date: day(10), status: 1 });
+    expect(body).toMatchObject({ id: running.id, name: 'Winter sale', start_date: shiftDays(0), end_date: shiftDays(10), status: 1 });
     expect(body.created_at).toMatch(ISO_MICROS);
     expect(body.updated_at).toMatch(ISO_MICROS);
 

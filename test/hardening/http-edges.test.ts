@@ -4,11 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pageWindow } from '../../src/http/pagination.js';
 import { sha256 } from '../../src/lib/crypto.js';
 import { purchaseCodeDigest } from '../../src/modules/license/service.js';
-import { insertCardService, insertOrder } from '../admin/fixtures.js';
 import { buyer, createTestAccount, expectJson } from '../helpers/api.js';
+import { createCardService, createLicenseItem, createLicensePurchase, createOrder } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 import { sleep } from '../helpers/processes.js';
-import { makeItem, makePurchase } from '../license/helpers.js';
 
 let app: TestApp;
 let port: number;
@@ -128,8 +127,8 @@ describe('page links (C11)', () => {
     expect(pageWindow(125, 125)).toEqual([1, 2, null, 116, 117, 118, 119, 120, 121, 122, 123, 124, 125]);
 
     const { keys, api } = await buyer(app);
-    const card = await insertCardService(app.services.db);
-    for (let i = 0; i < 125; i++) await insertOrder(app.services.db, { kind: 'card', accountId: keys.id, ...card, cardServiceId: card.serviceId });
+    const card = await createCardService(app.services.db);
+    for (let i = 0; i < 125; i++) await createOrder(app.services.db, { accountId: keys.id, ...card });
     await app.services.db.execute(sql`update accounts set card_order_count = 125 where id = ${keys.id}`);
     const page = (await expectJson(await api.get('/api/get-card/orders?per_page=1&page=60'), 200)).message;
     expect(page.total).toBe(125);
@@ -144,8 +143,8 @@ describe('page links (C11)', () => {
 describe('purchase codes at rest (C12)', () => {
   it('are stored as a keyed digest; one stored as bare SHA-256 before still validates and is re-stored keyed', async () => {
     const owner = await createTestAccount(app);
-    const item = await makeItem(app, owner.id, 'image');
-    const code = await makePurchase(app, { item, purchaseCode: 'short-code-1' });
+    const item = await createLicenseItem(app.services.db, owner.id, 'image');
+    const code = await createLicensePurchase(app.services.db, app.services.config.codeEncryptionKey, { item, purchaseCode: 'short-code-1' });
     const key = app.services.config.codeEncryptionKey;
     const [stored] = await app.services.sql<{ code_hash: Buffer }[]>`select code_hash from license_purchases where item_id = ${item.id}`;
     expect(stored!.code_hash.equals(sha256(code))).toBe(false);

@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
 import { createAccount, type AccountCredentials } from '../../src/modules/accounts/service.js';
+import { createOrderFor } from './fixtures.js';
 import type { TestApp } from './harness.js';
 
 export type Json = Record<string, any>;
@@ -60,6 +61,17 @@ export function client(app: TestApp, token: string) {
 export async function buyer(app: TestApp, balance = '1000.00') {
   const keys = await createTestAccount(app, balance);
   return { keys, api: client(app, await tokenFor(app, keys)) };
+}
+
+/** What a customer has already ordered: a product, and the order's status (completed unless given). */
+export type PastOrder = Parameters<typeof createOrderFor>[2];
+
+/** A fresh account (balance 0) signed in, having already ordered `orders`: for review rules and lists. */
+export async function customer(app: TestApp, orders: PastOrder[] = [], name = 'Test') {
+  const keys = await createTestAccount(app, '0', name);
+  for (const o of orders) await createOrderFor(app.services.db, keys.id, { status: 1, ...o });
+  const token = await tokenFor(app, keys);
+  return { id: keys.id, token, api: client(app, token) };
 }
 
 export const ISO_MICROS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;

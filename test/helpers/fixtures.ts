@@ -1,6 +1,7 @@
 /**
- * Domain-level fixture builders: rows inserted straight through drizzle, so a test starts from a known
- * catalog state without going through endpoints it does not exercise.
+ * Domain-level fixture builders, the one place tests make rows: inserted straight through drizzle (license
+ * rows through the license module, which stores codes as keyed digests), so a test starts from a known
+ * catalog, order or license state without going through endpoints it does not exercise.
  */
 import { randomBytes } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
@@ -20,11 +21,13 @@ import {
   topUps,
   type CategoryType,
   type DiscountType,
+  type MediaKind,
   type OrderField,
   type OrderStatusCode,
   type ProductKind,
 } from '../../src/db/schema.js';
 import { toSnapshot, unitPriceCents } from '../../src/modules/catalog/pricing.js';
+import { createItem, createPurchase, type LicenseItem, type NewPurchase } from '../../src/modules/license/service.js';
 import { fromCents, toCents } from '../../src/lib/money.js';
 import { utcToday } from '../../src/lib/time.js';
 
@@ -155,6 +158,18 @@ export async function createCard(
   return { ...card!, services };
 }
 
+/** A card 'Card' with one service 'Card <price>', for tests that only need the two ids. */
+export async function createCardService(db: DbOrTx, price = '10.00') {
+  const card = await createCard(db, { name: 'Card', services: [{ name: `Card ${price}`, price }] });
+  return { cardId: card.id, serviceId: card.services[0]!.id };
+}
+
+/** A top-up 'Game' with one service 'Game <price>' (the names a provider receives), for tests that only need the two ids. */
+export async function createTopUpService(db: DbOrTx, price = '5.00') {
+  const topUp = await createTopUp(db, { name: 'Game', services: [{ name: `Game ${price}`, price }] });
+  return { topUpId: topUp.id, serviceId: topUp.services[0]!.id };
+}
+
 export type CampaignServiceInput = {
   serviceId: number;
   price: string;
@@ -163,12 +178,15 @@ export type CampaignServiceInput = {
   maxSell?: number;
 };
 
-const shiftDays = (days: number) => utcToday(new Date(Date.now() + days * 86_400_000));
+/** The UTC date `days` from today (negative: in the past). */
+export const shiftDays = (days: number) => utcToday(new Date(Date.now() + days * 86_400_000));
 
 /**
  * A campaign with its members, already started as C9 describes: each service keeps its own pricing in
  * `old_data`, takes the campaign pricing in its price fields and `campaign_data` (strings), `is_offered = 1`
  * and the campaign's `max_sell`. Defaults: active from yesterday to a week ahead, max_sell 50.
+ * With `applied: false` only the campaign and its members are written, services untouched, as an operator
+ * leaves it for the campaign sync to start.
  */
 export async function createCampaign(
   db: DbOrTx,
@@ -178,6 +196,7 @@ export async function createCampaign(
     end?: string;
     status?: number;
     maxSell?: number;
+    applied?: boolean;
     topUpServices?: CampaignServiceInput[];
     cardServices?: CampaignServiceInput[];
   } = {},
@@ -198,15 +217,16 @@ export async function createCampaign(
     discountType: s.discountType ?? ('flat' as const),
     maxSell: s.maxSell ?? input.maxSell ?? 50,
   });
+  const applied = input.applied ?? true;
   for (const s of input.topUpServices ?? []) {
     const m = member(s);
     await db.insert(campaignTopUpServices).values({ ...m, topUpServiceId: s.serviceId });
-    await applyCampaignPricing(db, topUpServices, s.serviceId, m, campaign!.id);
+    if (applied) await applyCampaignPricing(db, topUpServices, s.serviceId, m, campaign!.id);
   }
   for (const s of input.cardServices ?? []) {
     const m = member(s);
     await db.insert(campaignCardServices).values({ ...m, cardServiceId: s.serviceId });
-    await applyCampaignPricing(db, cardServices, s.serviceId, m, campaign!.id);
+    if (applied) await applyCampaignPricing(db, cardServices, s.serviceId, m, campaign!.id);
   }
   return campaign!;
 }
@@ -275,48 +295,92 @@ export async function createGateway(
   return row!;
 }
 
+/** Which product an order is of: top-up orders name the top-up on the order, card orders name the card on the line. */
+type OrderProduct = { topUpId: number; cardId?: never } | { cardId: number; topUpId?: never };
+
+export type OrderInput = OrderProduct & {
+  accountId: number;
+  /** The service of that product on the order's one line. */
+  serviceId: number;
+  /** 0 (accepted: paid, not yet delivered) by default. */
+  status?: OrderStatusCode;
+  quantity?: number;
+  /** What the buyer paid a unit; 10.00 by default. */
+  unitPrice?: string;
+  /** The service price before its discount; the unit price (no discount) by default. */
+  basePrice?: string;
+  /** Top-up orders: what the buyer filled in; one player id by default. */
+  informations?: Record<string, string>;
+  /** Card orders: codes still owed (a stock_short order). */
+  codesOwed?: number;
+};
+
+const ORDER_UNIT_PRICE = '10.00';
+
 /**
- * An order of one product by an account, inserted directly (one line, quantity 1, priced from the
- * product's first service): top-up orders name the top-up on the order, card orders name the card on the line.
+ * An order with one line inserted directly, already paid, so operator and fulfilment tests need no buyer flow
+ * and can start from any status.
  */
-export async function createOrderFor(
-  db: DbOrTx,
-  accountId: number,
-  input: ({ topUpId: number; cardId?: never } | { cardId: number; topUpId?: never }) & { status?: OrderStatusCode },
-) {
-  const kind: ProductKind = input.topUpId !== undefined ? 'top_up' : 'card';
-  const [service] =
-    kind === 'top_up'
-      ? await db.select().from(topUpServices).where(eq(topUpServices.topUpId, input.topUpId!)).orderBy(topUpServices.id).limit(1)
-      : await db.select().from(cardServices).where(eq(cardServices.cardId, input.cardId!)).orderBy(cardServices.id).limit(1);
-  if (!service) throw new Error('the product has no service to order');
-  const unit = unitPriceCents(service);
+export async function createOrder(db: DbOrTx, input: OrderInput) {
+  const topUp = input.topUpId !== undefined;
+  const quantity = input.quantity ?? 1;
+  const unit = input.unitPrice ?? ORDER_UNIT_PRICE;
+  const base = input.basePrice ?? unit;
+  const total = fromCents(toCents(unit) * quantity);
   const [order] = await db
     .insert(orders)
     .values({
       utr: `T${unique()}${unique()}`.toUpperCase(),
-      accountId,
-      kind,
+      accountId: input.accountId,
+      kind: topUp ? 'top_up' : 'card',
       topUpId: input.topUpId ?? null,
-      status: input.status ?? 1,
-      total: fromCents(unit),
+      status: input.status ?? 0,
+      total,
       currency: 'USD',
       currencySymbol: '$',
-      informations: kind === 'top_up' ? {} : null,
+      informations: topUp ? (input.informations ?? { 'Player id': '12345' }) : null,
     })
     .returning();
   await db.insert(orderLines).values({
     orderId: order!.id,
-    topUpServiceId: kind === 'top_up' ? service.id : null,
-    cardServiceId: kind === 'card' ? service.id : null,
+    topUpServiceId: topUp ? input.serviceId : null,
+    cardServiceId: topUp ? null : input.serviceId,
     cardId: input.cardId ?? null,
-    quantity: 1,
-    basePrice: service.price,
-    discount: fromCents(toCents(service.price) - unit),
-    unitPrice: fromCents(unit),
-    lineTotal: fromCents(unit),
+    quantity,
+    basePrice: base,
+    discount: fromCents(toCents(base) - toCents(unit)),
+    unitPrice: unit,
+    lineTotal: total,
+    codesOwed: input.codesOwed ?? 0,
   });
   return order!;
+}
+
+/**
+ * A completed order (by default) of one product by an account, priced as the product's first service sells now
+ * (its discount or campaign price applied).
+ */
+export async function createOrderFor(db: DbOrTx, accountId: number, input: OrderProduct & { status?: OrderStatusCode }) {
+  const [service] =
+    input.topUpId !== undefined
+      ? await db.select().from(topUpServices).where(eq(topUpServices.topUpId, input.topUpId)).orderBy(topUpServices.id).limit(1)
+      : await db.select().from(cardServices).where(eq(cardServices.cardId, input.cardId)).orderBy(cardServices.id).limit(1);
+  if (!service) throw new Error('the product has no service to order');
+  return createOrder(db, {
+    ...input,
+    accountId,
+    serviceId: service.id,
+    status: input.status ?? 1,
+    basePrice: service.price,
+    unitPrice: fromCents(unitPriceCents(service)),
+    informations: {},
+  });
+}
+
+/** An accepted top-up order of a new top-up service priced at the order's unit price. */
+export async function createTopUpOrder(db: DbOrTx, input: Omit<OrderInput, 'topUpId' | 'cardId' | 'serviceId' | 'codesOwed'>) {
+  const topUp = await createTopUpService(db, input.unitPrice ?? ORDER_UNIT_PRICE);
+  return { ...(await createOrder(db, { ...input, ...topUp })), ...topUp };
 }
 
 /** A review inserted directly (no purchase check): for list and count tests. */
@@ -336,4 +400,34 @@ export async function createReview(
     })
     .returning();
   return row!;
+}
+
+/** A license item of `kind` owned by `accountId`; every preview column is filled so the response rules are what hide them. */
+export async function createLicenseItem(db: DbOrTx, accountId: number, kind: MediaKind, screenshots: string[] = []): Promise<LicenseItem> {
+  return createItem(db, {
+    accountId,
+    name: `${kind} item`,
+    description: `A ${kind} item`,
+    category: 'Templates',
+    subCategory: 'Landing',
+    options: ['Light', 'Dark'],
+    version: '1.2.3',
+    demoLink: 'https://demo.example.com/item',
+    tags: ['one', 'two'],
+    mediaKind: kind,
+    thumbnail: 'items/thumb.jpg',
+    previewImage: 'items/preview.jpg',
+    previewVideo: 'items/preview.mp4',
+    previewAudio: 'items/preview.mp3',
+    screenshots,
+    priceRegular: '24.50',
+    priceExtended: '120.00',
+    currency: 'USD',
+  });
+}
+
+/** A purchase of a license item, stored under `key` (the code encryption key) as the app stores it; returns its code. */
+export async function createLicensePurchase(db: DbOrTx, key: Buffer, input: NewPurchase): Promise<string> {
+  const created = await createPurchase(db, key, input);
+  return created!.purchaseCode;
 }

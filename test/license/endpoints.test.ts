@@ -1,12 +1,13 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestAccount, expectJson, ISO_MICROS, type Json } from '../helpers/api.js';
+import { createLicenseItem, createLicensePurchase } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 import { accounts } from '../../src/db/schema.js';
 import type { AccountCredentials } from '../../src/modules/accounts/service.js';
 import { purchaseCodeDigest, type LicenseItem } from '../../src/modules/license/service.js';
 import { seedDemoData } from '../../src/seed/index.js';
-import { licenseGet, makeItem, makePurchase, validateCode } from './helpers.js';
+import { licenseGet, validateCode } from './helpers.js';
 
 let app: TestApp;
 let owner: AccountCredentials;
@@ -27,9 +28,9 @@ beforeAll(async () => {
       cover: 'https://cdn.example.com/cover.jpg',
     })
     .where(eq(accounts.id, owner.id));
-  image = await makeItem(app, owner.id, 'image', ['items/s1.jpg', 'items/s2.jpg']);
-  audio = await makeItem(app, owner.id, 'audio');
-  video = await makeItem(app, owner.id, 'video');
+  image = await createLicenseItem(app.services.db, owner.id, 'image', ['items/s1.jpg', 'items/s2.jpg']);
+  audio = await createLicenseItem(app.services.db, owner.id, 'audio');
+  video = await createLicenseItem(app.services.db, owner.id, 'video');
 });
 afterAll(async () => app?.close());
 
@@ -113,7 +114,7 @@ describe('GET items/all and items/item (B2, B3)', () => {
 
 describe('POST purchases/validation (B4)', () => {
   it('validates a code of an own item with every Purchase field', async () => {
-    const code = await makePurchase(app, { item: image, supportedUntil: '2027-05-01T00:00:00Z', downloaded: true, price: '30.10' });
+    const code = await createLicensePurchase(app.services.db, app.services.config.codeEncryptionKey, { item: image, supportedUntil: '2027-05-01T00:00:00Z', downloaded: true, price: '30.10' });
     const body = await expectJson(await validateCode(app, { purchase_code: code }, { 'X-API-Key': owner.apiKey }), 200);
     expect(Object.keys(body).sort()).toEqual(['data', 'status']);
     expect(body.status).toBe('success');
@@ -135,7 +136,7 @@ describe('POST purchases/validation (B4)', () => {
   });
 
   it('omits supported_until when support is disabled', async () => {
-    const code = await makePurchase(app, { item: audio, supportedUntil: null });
+    const code = await createLicensePurchase(app.services.db, app.services.config.codeEncryptionKey, { item: audio, supportedUntil: null });
     const body = await expectJson(await validateCode(app, { purchase_code: code }, { 'X-API-Key': owner.apiKey }), 200);
     expect(body.data.purchase).not.toHaveProperty('supported_until');
     expect(body.data.purchase.downloaded).toBe(false);
@@ -143,13 +144,13 @@ describe('POST purchases/validation (B4)', () => {
   });
 
   it('stores only the keyed digest of the code', async () => {
-    const code = await makePurchase(app, { item: video });
+    const code = await createLicensePurchase(app.services.db, app.services.config.codeEncryptionKey, { item: video });
     const rows = await app.services.sql`select encode(code_hash, 'hex') as hash from license_purchases where item_id = ${video.id}`;
     expect(rows.map((r) => r.hash)).toEqual([purchaseCodeDigest(app.services.config.codeEncryptionKey, code).toString('hex')]);
   });
 
   it('accepts the code as a form field and as a query parameter', async () => {
-    const code = await makePurchase(app, { item: video });
+    const code = await createLicensePurchase(app.services.db, app.services.config.codeEncryptionKey, { item: video });
     const form = await app.request('/license-api/purchases/validation', {
       method: 'POST',
       headers: { 'X-API-Key': owner.apiKey },
@@ -163,7 +164,7 @@ describe('POST purchases/validation (B4)', () => {
 
 describe('api key placement (C12)', () => {
   it('accepts the key in the query, X-API-Key, Authorization: Bearer, a JSON body and a form body', async () => {
-    const code = await makePurchase(app, { item: image });
+    const code = await createLicensePurchase(app.services.db, app.services.config.codeEncryptionKey, { item: image });
     const attempts: Array<[string, RequestInit]> = [
       [`/license-api/account/details?api_key=${owner.apiKey}`, {}],
       ['/license-api/account/details', { headers: { 'X-API-Key': owner.apiKey } }],

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestAccount, expectJson } from '../helpers/api.js';
+import { createLicenseItem, createLicensePurchase } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 import { rotateApiKey, type AccountCredentials } from '../../src/modules/accounts/service.js';
 import type { LicenseItem } from '../../src/modules/license/service.js';
-import { expectError, licenseGet, makeItem, makePurchase, validateCode } from './helpers.js';
+import { expectError, licenseGet, validateCode } from './helpers.js';
 
 let app: TestApp;
 let owner: AccountCredentials;
@@ -15,8 +16,8 @@ beforeAll(async () => {
   app = await startTestApp();
   owner = await createTestAccount(app, '0', 'Owner');
   other = await createTestAccount(app, '0', 'Other');
-  ownItem = await makeItem(app, owner.id, 'image');
-  otherItem = await makeItem(app, other.id, 'video');
+  ownItem = await createLicenseItem(app.services.db, owner.id, 'image');
+  otherItem = await createLicenseItem(app.services.db, other.id, 'video');
 });
 afterAll(async () => app?.close());
 
@@ -106,7 +107,7 @@ describe('isolation between accounts (C12)', () => {
   });
 
   it("treats a code of another owner's item as invalid, exactly like an unknown code", async () => {
-    const code = await makePurchase(app, { item: otherItem });
+    const code = await createLicensePurchase(app.services.db, app.services.config.codeEncryptionKey, { item: otherItem });
     const foreign = await validateCode(app, { purchase_code: code }, { 'X-API-Key': owner.apiKey });
     expect(await expectError(foreign, 404)).toBe('Invalid purchase code.');
     // The rightful owner validates it.

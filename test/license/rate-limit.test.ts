@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestAccount, expectJson } from '../helpers/api.js';
+import { createLicenseItem, createLicensePurchase } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
-import { expectError, makeItem, makePurchase, validateCode } from './helpers.js';
+import { expectError, validateCode } from './helpers.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -13,8 +14,8 @@ afterAll(async () => app?.close());
 describe('purchase validation rate limit (C12)', () => {
   it('stops a brute force of codes from one key with 429, also for a valid code, while another key keeps working', async () => {
     const attacker = await createTestAccount(app, '0', 'Attacker');
-    const item = await makeItem(app, attacker.id, 'image');
-    const valid = await makePurchase(app, { item });
+    const item = await createLicenseItem(app.services.db, attacker.id, 'image');
+    const valid = await createLicensePurchase(app.services.db, app.services.config.codeEncryptionKey, { item });
     const headers = { 'X-API-Key': attacker.apiKey };
     for (let i = 0; i < 5; i++) {
       await expectError(await validateCode(app, { purchase_code: `guess-${i}` }, headers), 404);
@@ -25,7 +26,7 @@ describe('purchase validation rate limit (C12)', () => {
     expect(await expectError(await validateCode(app, { purchase_code: valid }, { ...headers, 'Accept-Language': 'es' }), 429)).toMatch(/^Demasiados intentos/);
 
     const honest = await createTestAccount(app, '0', 'Honest');
-    const own = await makePurchase(app, { item: await makeItem(app, honest.id, 'audio') });
+    const own = await createLicensePurchase(app.services.db, app.services.config.codeEncryptionKey, { item: await createLicenseItem(app.services.db, honest.id, 'audio') });
     await expectJson(await validateCode(app, { purchase_code: own }, { 'X-API-Key': honest.apiKey }), 200);
   });
 
@@ -42,7 +43,7 @@ describe('purchase validation rate limit (C12)', () => {
 
   it('does not count reads of items against the validation limit', async () => {
     const reader = await createTestAccount(app, '0', 'Reader');
-    await makeItem(app, reader.id, 'video');
+    await createLicenseItem(app.services.db, reader.id, 'video');
     for (let i = 0; i < 8; i++) await expectJson(await app.request('/license-api/items/all', { headers: { 'X-API-Key': reader.apiKey } }), 200);
   });
 });

@@ -13,10 +13,9 @@ import { afterAll, beforeAll, describe, it } from 'vitest';
 import { restockCardService } from '../../src/modules/fulfilment/cards.js';
 import { QUEUE_NAMES, RestockJob } from '../../src/queues/index.js';
 import { startQueueWorker, type RunningWorker } from '../../workers/worker.js';
-import { insertCardService, insertOrder, insertTopUpService } from '../admin/fixtures.js';
 import { createTestAccount } from '../helpers/api.js';
+import { createCardService, createLicenseItem, createOrder, createTopUpService } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
-import { makeItem } from '../license/helpers.js';
 import {
   assertAnyMethodAnyPath,
   assertKeepAlive,
@@ -55,23 +54,21 @@ beforeAll(async () => {
   const { db } = app.services;
   const buyer = await createTestAccount(app, '50.00', 'Buyer');
   const poor = await createTestAccount(app, '0.00', 'Poor');
-  const card = await insertCardService(db, '3.00');
-  const topUp = await insertTopUpService(db, '5.00');
+  const card = await createCardService(db, '3.00');
+  const topUp = await createTopUpService(db, '5.00');
   const orders = [
-    await insertOrder(db, { accountId: buyer.id, kind: 'top_up', topUpId: topUp.topUpId, topUpServiceId: topUp.serviceId }),
-    await insertOrder(db, { accountId: buyer.id, kind: 'top_up', topUpId: topUp.topUpId, topUpServiceId: topUp.serviceId }),
-    await insertOrder(db, { accountId: buyer.id, kind: 'top_up', topUpId: topUp.topUpId, topUpServiceId: topUp.serviceId, status: 1 }),
-    await insertOrder(db, { accountId: buyer.id, kind: 'card', cardId: card.cardId, cardServiceId: card.serviceId, status: 3, codesOwed: 1, unitPrice: '3.00' }),
-    await insertOrder(db, { accountId: poor.id, kind: 'card', cardId: card.cardId, cardServiceId: card.serviceId, status: 2, unitPrice: '3.00' }),
+    await createOrder(db, { accountId: buyer.id, ...topUp }),
+    await createOrder(db, { accountId: buyer.id, ...topUp }),
+    await createOrder(db, { accountId: buyer.id, ...topUp, status: 1 }),
+    await createOrder(db, { accountId: buyer.id, ...card, status: 3, codesOwed: 1, unitPrice: '3.00' }),
+    await createOrder(db, { accountId: poor.id, ...card, status: 2, unitPrice: '3.00' }),
   ];
   // More orders that can still move (initiate top-ups, stock_short cards), so that complete and refund succeed now and then.
   for (let i = 0; i < 4; i++) {
-    orders.push(await insertOrder(db, { accountId: buyer.id, kind: 'top_up', topUpId: topUp.topUpId, topUpServiceId: topUp.serviceId }));
-    orders.push(
-      await insertOrder(db, { accountId: poor.id, kind: 'card', cardId: card.cardId, cardServiceId: card.serviceId, status: 3, codesOwed: 1, unitPrice: '3.00' }),
-    );
+    orders.push(await createOrder(db, { accountId: buyer.id, ...topUp }));
+    orders.push(await createOrder(db, { accountId: poor.id, ...card, status: 3, codesOwed: 1, unitPrice: '3.00' }));
   }
-  const item = await makeItem(app, buyer.id, 'video');
+  const item = await createLicenseItem(db, buyer.id, 'video');
   real.accounts = [buyer.id, poor.id];
   real.cardServices = [card.serviceId];
   real.utrs = orders.map((o) => o.utr);

@@ -8,8 +8,8 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import type { AccountCredentials } from '../../src/modules/accounts/service.js';
 import { createTestAccount } from '../helpers/api.js';
+import { createLicenseItem, createLicensePurchase } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
-import { makeItem, makePurchase } from '../license/helpers.js';
 import {
   assertAnyMethodAnyPath,
   assertKeepAlive,
@@ -43,15 +43,16 @@ beforeAll(async () => {
   owner = await createTestAccount(app, '10.00', 'Owner');
   empty = await createTestAccount(app, '10.00', 'Empty');
   const foreign = await createTestAccount(app, '10.00', 'Foreign');
-  const image = await makeItem(app, owner.id, 'image', ['items/s1.jpg']);
-  const audio = await makeItem(app, owner.id, 'audio');
-  const video = await makeItem(app, owner.id, 'video');
-  const theirs = await makeItem(app, foreign.id, 'image');
+  const { db, config } = app.services;
+  const image = await createLicenseItem(db, owner.id, 'image', ['items/s1.jpg']);
+  const audio = await createLicenseItem(db, owner.id, 'audio');
+  const video = await createLicenseItem(db, owner.id, 'video');
+  const theirs = await createLicenseItem(db, foreign.id, 'image');
   itemIds = [image.id, audio.id, video.id, theirs.id];
   codes = [
-    await makePurchase(app, { item: image, supportedUntil: '2030-01-01T00:00:00Z' }),
-    await makePurchase(app, { item: audio, licenseType: 'Extended', downloaded: true }),
-    await makePurchase(app, { item: theirs }),
+    await createLicensePurchase(db, config.codeEncryptionKey, { item: image, supportedUntil: '2030-01-01T00:00:00Z' }),
+    await createLicensePurchase(db, config.codeEncryptionKey, { item: audio, licenseType: 'Extended', downloaded: true }),
+    await createLicensePurchase(db, config.codeEncryptionKey, { item: theirs }),
   ];
   prober = await Prober.watching(app);
 }, 60_000);

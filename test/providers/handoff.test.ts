@@ -3,8 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fulfilTopUpOrder, httpProvider, ProviderUnavailableError } from '../../src/modules/fulfilment/top-ups.js';
 import { startWorkers, type RunningWorkers } from '../../workers/index.js';
-import { insertTopUpOrder } from '../admin/fixtures.js';
 import { createTestAccount } from '../helpers/api.js';
+import { createTopUpOrder } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 import { sleep } from '../helpers/processes.js';
 
@@ -44,7 +44,7 @@ afterAll(async () => {
 
 async function topUpOrder() {
   const account = await createTestAccount(app, '0.00');
-  return insertTopUpOrder(app.services.db, { accountId: account.id, unitPrice: '6.00', informations: { 'Player id': '42' } });
+  return createTopUpOrder(app.services.db, { accountId: account.id, unitPrice: '6.00', informations: { 'Player id': '42' } });
 }
 
 const handoff = async (id: number) =>
@@ -107,7 +107,7 @@ describe('top-up hand-off recorded on the order (C8)', () => {
     const withProvider = await startTestApp({ env: { TOPUP_PROVIDER: 'http', TOPUP_PROVIDER_URL: providerUrl, TOPUP_PROVIDER_SECRET: SECRET } });
     try {
       const account = await createTestAccount(withProvider, '0.00');
-      const order = await insertTopUpOrder(withProvider.services.db, { accountId: account.id, unitPrice: '6.00' });
+      const order = await createTopUpOrder(withProvider.services.db, { accountId: account.id, unitPrice: '6.00' });
       const queue = withProvider.services.queues.fulfilment;
       await queue.add('fulfil', { orderId: order.id, utr: order.utr }, { jobId: order.utr, attempts: 1 });
       const running = await startWorkers(withProvider.services, { reconciler: { intervalMs: 100, staleAfterMs: 0 } });

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fulfilTopUpOrder, httpProvider, manualProvider, ProviderUnavailableError, topUpProvider } from '../../src/modules/fulfilment/top-ups.js';
 import { createTestAccount } from '../helpers/api.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
-import { insertTopUpOrder } from '../admin/fixtures.js';
+import { createTopUpOrder } from '../helpers/fixtures.js';
 
 const SECRET = 'provider-secret-0123456789';
 
@@ -50,8 +50,7 @@ afterAll(async () => {
 
 async function topUpOrder(price = '6.00') {
   const account = await createTestAccount(app, '0.00');
-  const order = await insertTopUpOrder(app.services.db, { accountId: account.id, unitPrice: price, informations: { 'Player id': '777' } });
-  return { ...order, accountId: account.id };
+  return createTopUpOrder(app.services.db, { accountId: account.id, unitPrice: price, informations: { 'Player id': '777' } });
 }
 
 const orderRow = async (id: number) =>

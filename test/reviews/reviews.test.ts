@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { client, createTestAccount, expectJson, ISO_MICROS, tokenFor, type Json } from '../helpers/api.js';
-import { createCard, createOrderFor, createReview, createTopUp } from '../helpers/fixtures.js';
+import { createTestAccount, customer as signedInCustomer, expectJson, ISO_MICROS, type Json, type PastOrder } from '../helpers/api.js';
+import { createCard, createReview, createTopUp } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 import { ABSOLUTE_URL, expectKeys, REVIEW_KEYS, REVIEW_PAGINATION_KEYS, REVIEW_USER_KEYS } from '../catalog/shapes.js';
 
@@ -11,13 +11,7 @@ beforeAll(async () => {
 });
 afterAll(async () => app?.close());
 
-/** A fresh account with a token, optionally having ordered some products. */
-async function customer(name: string, orders: Array<{ topUpId: number } | { cardId: number }> = []) {
-  const keys = await createTestAccount(app, '0', name);
-  for (const o of orders) await createOrderFor(app.services.db, keys.id, { ...o, status: 1 });
-  const token = await tokenFor(app, keys);
-  return { id: keys.id, token, api: client(app, token) };
-}
+const customer = (name: string, orders: PastOrder[] = []) => signedInCustomer(app, orders, name);
 
 describe('A7 topup/review and A13 card/review lists', () => {
   it('lists published top-up reviews newest first, 15 per page, with absolute page URLs', async () => {

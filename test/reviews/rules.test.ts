@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { client, createTestAccount, expectFailure, expectJson, tokenFor } from '../helpers/api.js';
-import { createCard, createOrderFor, createTopUp } from '../helpers/fixtures.js';
+import { customer as signedInCustomer, expectFailure, expectJson, type PastOrder } from '../helpers/api.js';
+import { createCard, createTopUp } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 
 let app: TestApp;
@@ -10,12 +10,7 @@ beforeAll(async () => {
 });
 afterAll(async () => app?.close());
 
-async function customer(orders: Array<{ topUpId: number; status?: number } | { cardId: number; status?: number }> = []) {
-  const keys = await createTestAccount(app, '0');
-  for (const o of orders) await createOrderFor(app.services.db, keys.id, { status: 1, ...o } as Parameters<typeof createOrderFor>[2]);
-  const token = await tokenFor(app, keys);
-  return { id: keys.id, token, api: client(app, token) };
-}
+const customer = (orders: PastOrder[] = []) => signedInCustomer(app, orders);
 
 const reviewCount = async (kind: string, id: number) =>
   Number((await app.services.sql`select count(*) as n from reviews where reviewable_type = ${kind} and reviewable_id = ${id}`)[0]!.n);

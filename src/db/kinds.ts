@@ -1,10 +1,11 @@
-import { and, eq, getTableName, isNull } from 'drizzle-orm';
+import { and, eq, getTableName, isNull, sql } from 'drizzle-orm';
 import {
   accounts,
   campaignCardServices,
   campaignTopUpServices,
   cardServices,
   cards,
+  categories,
   orderLines,
   topUpServices,
   topUps,
@@ -44,10 +45,17 @@ export type KindTables = (typeof PRODUCT_KINDS)[ProductKind];
 /** `status` of a product, service, category or gateway that is shown and sold. */
 export const ACTIVE = 1;
 
-/** A product clients see and may order: active and not deleted. */
+/**
+ * A product clients see and may order: active, not deleted, in an active category. The one condition the
+ * catalog, placement and reviews share, so deactivating a category takes its products out everywhere.
+ */
 export const liveProduct = (kind: ProductKind) => {
   const { product } = PRODUCT_KINDS[kind];
-  return and(eq(product.status, ACTIVE), isNull(product.deletedAt));
+  return and(
+    eq(product.status, ACTIVE),
+    isNull(product.deletedAt),
+    sql`exists (select 1 from ${categories} c where c.id = ${product.categoryId} and c.status = ${ACTIVE})`,
+  );
 };
 
 /** Table and column names for statements written as SQL text. */

@@ -3,7 +3,7 @@ import { id, pageQuery, requiredText, text } from '../../http/validation.js';
 import { parseStatus } from '../orders/state.js';
 
 /** Money as a JSON number or a string with at most two decimals; `signed` allows a leading minus. */
-const moneyAmount = (signed: boolean) =>
+export const moneyAmount = (signed: boolean) =>
   z.preprocess(
     (v) => (typeof v === 'number' && Number.isFinite(v) ? String(v) : typeof v === 'string' ? v.trim() : v),
     z

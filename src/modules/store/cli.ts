@@ -1,0 +1,128 @@
+import { readFile } from 'node:fs/promises';
+import type { z } from '@hono/zod-openapi';
+import type { CliArg, CliCommand, CliOption } from '../../bin/cli-types.js';
+import type { Config } from '../../env.js';
+import { assetUrlsUnder } from '../../http/urls.js';
+import { validate } from '../../http/validation.js';
+import type { Services } from '../../services.js';
+import { presentCampaign, presentCardDetails, presentCategory, presentGateway, presentService, presentTopUpListItem, type Urls } from '../catalog/presenters.js';
+import { createCampaign, endCampaign, updateCampaign } from './campaigns.js';
+import { presentCardService } from './presenters.js';
+import {
+  CampaignBody,
+  CampaignPatch,
+  CardBody,
+  CardPatch,
+  CardServiceBody,
+  CardServicePatch,
+  CategoryBody,
+  CategoryPatch,
+  GatewayBody,
+  GatewayPatch,
+  TopUpBody,
+  TopUpPatch,
+  TopUpServiceBody,
+  TopUpServicePatch,
+} from './schemas.js';
+import { createCategory, createGateway, createProduct, createService, updateCategory, updateGateway, updateProduct, updateService } from './service.js';
+
+const BODY: CliOption[] = [
+  { name: 'json', value: '<body>', description: 'the body, as the admin API takes it' },
+  { name: 'file', value: '<path>', description: 'a file holding the body (- reads stdin)' },
+];
+
+async function readAll(path: string): Promise<string> {
+  if (path !== '-') return readFile(path, 'utf8');
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The body of `--json` or `--file`, checked by the API's own schema (same refusals, same messages). */
+async function body<S extends z.ZodType>(schema: S, { json, file }: Record<string, string | true>): Promise<z.output<S>> {
+  if ((json === undefined) === (file === undefined)) throw new Error('Give the body with either --json <body> or --file <path>.');
+  const text = typeof json === 'string' ? json : await readAll(String(file));
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = null;
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('The body is not a valid JSON object.');
+  return validate(schema, parsed);
+}
+
+/** URLs as the API shows them to a client of PUBLIC_BASE_URL (else the local server); assets as configured. */
+function urlsOf(config: Config): Urls {
+  const base = (config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`).replace(/\/+$/, '');
+  return { base, asset: assetUrlsUnder(config.ASSET_BASE_URL, base) };
+}
+
+const id = (name: string, description: string): CliArg => ({ name, description, kind: 'id' });
+const CATEGORY = id('categoryId', 'id of the category');
+const TOP_UP = id('topUpId', 'id of the top-up');
+const TOP_UP_SERVICE = id('topUpServiceId', 'id of the top-up service');
+const CARD = id('cardId', 'id of the card');
+const CARD_SERVICE = id('cardServiceId', 'id of the card service');
+const GATEWAY = id('gatewayId', 'id of the gateway');
+const CAMPAIGN = id('campaignId', 'id of the campaign');
+
+/** A command taking a JSON body (and the ids of `args`), printing the resource as the admin API answers it. */
+function withBody<S extends z.ZodType>(
+  description: string,
+  schema: S,
+  args: CliArg[],
+  run: (services: Services, ids: number[], input: z.output<S>, urls: Urls) => Promise<unknown>,
+): CliCommand {
+  return {
+    description,
+    args,
+    options: BODY,
+    run: async (services, given, options) => run(services, given.map(Number), await body(schema, options), urlsOf(services.config)),
+  };
+}
+
+/** Store management (C19): the admin API's store endpoints, one command each. */
+export const storeCommands: Record<string, CliCommand> = {
+  'store:categories:create': withBody('Create a category', CategoryBody, [], async (s, _ids, input) => presentCategory(await createCategory(s, input))),
+  'store:categories:update': withBody('Change a category; status 0 takes it and its products out of the catalog', CategoryPatch, [CATEGORY], async (s, [categoryId], input) =>
+    presentCategory(await updateCategory(s, categoryId!, input)),
+  ),
+  'store:top-ups:create': withBody('Create a top-up with its order form', TopUpBody, [], async (s, _ids, input, urls) =>
+    presentTopUpListItem(await createProduct(s, 'top_up', input), urls),
+  ),
+  'store:top-ups:update': withBody('Change a top-up; status 0 takes it out of the catalog', TopUpPatch, [TOP_UP], async (s, [topUpId], input, urls) =>
+    presentTopUpListItem(await updateProduct(s, 'top_up', topUpId!, input), urls),
+  ),
+  'store:top-up-services:create': withBody('Add a service to a top-up', TopUpServiceBody, [TOP_UP], async (s, [topUpId], input, urls) =>
+    presentService(await createService(s, 'top_up', topUpId!, input), urls),
+  ),
+  'store:top-up-services:update': withBody('Change a top-up service', TopUpServicePatch, [TOP_UP_SERVICE], async (s, [serviceId], input, urls) =>
+    presentService(await updateService(s, 'top_up', serviceId!, input), urls),
+  ),
+  'store:cards:create': withBody('Create a card', CardBody, [], async (s, _ids, input, urls) => presentCardDetails(await createProduct(s, 'card', input), urls)),
+  'store:cards:update': withBody('Change a card; status 0 takes it out of the catalog', CardPatch, [CARD], async (s, [cardId], input, urls) =>
+    presentCardDetails(await updateProduct(s, 'card', cardId!, input), urls),
+  ),
+  'store:card-services:create': withBody('Add a service to a card', CardServiceBody, [CARD], async (s, [cardId], input, urls) =>
+    presentCardService(await createService(s, 'card', cardId!, input), urls),
+  ),
+  'store:card-services:update': withBody('Change a card service', CardServicePatch, [CARD_SERVICE], async (s, [serviceId], input, urls) =>
+    presentCardService(await updateService(s, 'card', serviceId!, input), urls),
+  ),
+  'store:gateways:create': withBody('Create a payment gateway', GatewayBody, [], async (s, _ids, input, urls) => presentGateway(await createGateway(s, input), urls)),
+  'store:gateways:update': withBody('Change a payment gateway', GatewayPatch, [GATEWAY], async (s, [gatewayId], input, urls) =>
+    presentGateway(await updateGateway(s, gatewayId!, input), urls),
+  ),
+  'store:campaigns:create': withBody('Create a campaign; when its dates include today it takes effect at once', CampaignBody, [], async (s, _ids, input, urls) =>
+    presentCampaign(await createCampaign(s, input), urls),
+  ),
+  'store:campaigns:update': withBody('Change a campaign: dates, status, services added or repriced', CampaignPatch, [CAMPAIGN], async (s, [campaignId], input, urls) =>
+    presentCampaign(await updateCampaign(s, campaignId!, input), urls),
+  ),
+  'store:campaigns:end': {
+    description: 'End a campaign now: its services go back to their own pricing',
+    args: [CAMPAIGN],
+    run: async (s, [campaignId]) => presentCampaign(await endCampaign(s, Number(campaignId)), urlsOf(s.config)),
+  },
+};

@@ -1,0 +1,199 @@
+import { z } from '@hono/zod-openapi';
+import { fieldLabel, id, MAX_ID, optionalText, positiveInt, requiredText, text, validationFailure } from '../../http/validation.js';
+import { isBlank } from '../../lib/text.js';
+import { moneyAmount } from '../admin/schemas.js';
+import { CardService } from '../catalog/schemas.js';
+
+/**
+ * C19 request bodies: the spec's field names, one schema per request. A PATCH body is its POST body with every
+ * field optional; a field that is sent is checked as on creation (a blank `name` is "required", not ignored).
+ */
+
+const status = z.literal([0, 1], { error: 'must be 0 or 1.' }).openapi({ description: '1 = active, 0 = inactive (out of the catalog)' });
+const discountType = z.enum(['percentage', 'flat'], { error: 'must be percentage or flat.' });
+const count = (max = MAX_ID) =>
+  z.number({ error: 'must be a whole number.' }).int({ error: 'must be a whole number.' }).min(0, { error: 'must be at least 0.' }).max(max, { error: `must not be greater than ${max}.` });
+/** Text that may be cleared: blank or null stores null. */
+const nullableText = (max: number) => z.preprocess((v) => (isBlank(v) ? null : v), text(max).nullable());
+const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+/** A URL slug; blank or absent: made from the name on creation, left as it is on a change. */
+const slug = z.preprocess(
+  (v) => (isBlank(v) ? undefined : v),
+  text(160)
+    .refine((v) => SLUG.test(v), { error: 'must hold only lowercase letters, digits and single dashes.' })
+    .optional(),
+);
+/** A calendar date PostgreSQL holds (it has no year 0). */
+const date = requiredText(10).refine((v) => /^\d{4}-\d{2}-\d{2}$/.test(v) && !v.startsWith('0000') && new Date(`${v}T00:00:00Z`).toISOString().startsWith(v), {
+  error: 'must be a date in the form YYYY-MM-DD.',
+});
+const map = <T extends z.ZodType>(values: T) => z.record(text(100), values, { error: 'must be an object of strings.' });
+
+/**
+ * The Laravel name of a list entry's field: `order_information`, entry 0, `field_name` → "order information.0.field name".
+ * The first failing entry is the list's one message.
+ */
+function entryProblem(where: string, item: z.ZodType, entry: unknown): string | null {
+  if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) return `The ${where} field must be an object.`;
+  const result = item.safeParse(entry);
+  if (result.success) return null;
+  const [message] = [validationFailure(result.error.issues, entry, 'body').errors].flat();
+  const label = fieldLabel(String(result.error.issues[0]!.path[0] ?? ''));
+  return message!.replace(label, `${where}.${label}`);
+}
+
+/** A list of objects checked entry by entry, so that a failure names the entry; `distinct` is a key no two entries share. */
+const listOf = <T extends z.ZodType>(name: string, item: T, { max, distinct }: { max: number; distinct: string }) =>
+  z.preprocess(
+    (value, ctx) => {
+      if (!Array.isArray(value)) return value;
+      const seen = new Set<unknown>();
+      for (const [i, entry] of value.entries()) {
+        const where = `${fieldLabel(name)}.${i}`;
+        let problem = entryProblem(where, item, entry);
+        const key = problem === null ? (entry as Record<string, unknown>)[distinct] : undefined;
+        if (problem === null && seen.has(key)) problem = `The ${where}.${fieldLabel(distinct)} field has a duplicate value.`;
+        seen.add(key);
+        if (problem !== null) {
+          ctx.addIssue({ code: 'custom', message: problem, input: value });
+          break;
+        }
+      }
+      return value;
+    },
+    z.array(item, { error: 'must be a list.' }).max(max, { error: `must not have more than ${max} items.` }),
+  );
+
+// ───────────────────────────── categories ─────────────────────────────
+
+export const CategoryBody = z.object({
+  name: requiredText(120),
+  icon: text(120).optional().openapi({ description: 'Icon class name' }),
+  type: z.enum(['top_up', 'card'], { error: 'must be top_up or card.' }),
+  status: status.optional(),
+});
+export const CategoryPatch = CategoryBody.partial();
+
+// ───────────────────────────── products ─────────────────────────────
+
+/** Names the top-up order body uses itself: an order field cannot take them. */
+const ORDER_BODY_FIELDS = ['topUpId', 'serviceId'];
+
+const OrderFieldInput = z
+  .object({
+    field_value: requiredText(120).openapi({ description: 'The label (also the key of the order\'s `informations`)' }),
+    field_name: requiredText(60)
+      .refine((v) => /^[A-Za-z][A-Za-z0-9_]*$/.test(v), { error: 'must start with a letter and hold only letters, digits and underscores.' })
+      .refine((v) => !ORDER_BODY_FIELDS.includes(v), { error: 'must not be topUpId or serviceId.' })
+      .openapi({ description: 'The name of the field in the order request' }),
+    field_placeholder: text(255).default(''),
+    field_note: text(255).default(''),
+    field_type: z.enum(['text', 'select'], { error: 'must be text or select.' }),
+    option: map(requiredText(255)).optional().openapi({ description: 'select only: option value → label' }),
+  })
+  .superRefine((field, ctx) => {
+    const options = Object.keys(field.option ?? {}).length;
+    if (field.field_type === 'select' && options === 0) ctx.addIssue({ code: 'custom', path: ['option'], message: 'is required for a select field.' });
+    if (field.field_type === 'text' && field.option !== undefined) ctx.addIssue({ code: 'custom', path: ['option'], message: 'is only for select fields.' });
+  });
+
+const productFields = {
+  category_id: id(),
+  name: requiredText(160),
+  slug,
+  note: nullableText(1000).optional(),
+  description: text(50_000).optional().openapi({ description: 'May contain markup' }),
+  guide: text(50_000).optional().openapi({ description: 'May contain markup' }),
+  status: status.optional(),
+};
+
+export const TopUpBody = z.object({
+  ...productFields,
+  region: requiredText(120),
+  order_information: listOf('order_information', OrderFieldInput, { max: 20, distinct: 'field_name' }).openapi({
+    description: 'The order form: one required field of the top-up order per entry',
+  }),
+});
+export const TopUpPatch = TopUpBody.partial();
+
+export const CardBody = z.object({ ...productFields, region: optionalText(120) });
+export const CardPatch = CardBody.partial();
+
+// ───────────────────────────── services ─────────────────────────────
+
+const serviceFields = {
+  name: requiredText(160),
+  price: moneyAmount(false),
+  discount: moneyAmount(false).optional(),
+  discount_type: discountType.optional(),
+  status: status.optional(),
+};
+
+export const TopUpServiceBody = z.object(serviceFields);
+export const TopUpServicePatch = TopUpServiceBody.partial();
+
+export const CardServiceBody = z.object({
+  ...serviceFields,
+  low_stock_threshold: count().optional().openapi({ description: 'stock.low is sent when available codes fall below it; 0: never' }),
+});
+export const CardServicePatch = CardServiceBody.partial();
+
+// ───────────────────────────── gateways ─────────────────────────────
+
+const ReceivableCurrency = z.object({
+  name: requiredText(20),
+  currency_symbol: requiredText(20),
+  conversion_rate: requiredText(40),
+  min_limit: requiredText(40),
+  max_limit: requiredText(40),
+  percentage_charge: requiredText(40),
+  fixed_charge: requiredText(40),
+});
+
+export const GatewayBody = z.object({
+  code: requiredText(60),
+  name: requiredText(120),
+  sort_by: count().optional(),
+  image: text(1000).optional(),
+  driver: requiredText(20).optional(),
+  status: status.optional(),
+  parameters: map(text(1000)).optional().openapi({ description: 'Public parameters only: never credentials' }),
+  currencies: map(map(text(100))).optional(),
+  extra_parameters: map(text(1000)).nullable().optional(),
+  supported_currency: z.array(requiredText(10), { error: 'must be a list of strings.' }).max(200).optional(),
+  receivable_currencies: listOf('receivable_currencies', ReceivableCurrency, { max: 200, distinct: 'name' }).optional(),
+  description: text(5000).optional(),
+  currency_type: count(32_767).optional(),
+  is_sandbox: z.literal([0, 1], { error: 'must be 0 or 1.' }).optional(),
+  environment: requiredText(20).optional(),
+  is_manual: z.literal([0, 1], { error: 'must be 0 or 1.' }).nullable().optional(),
+  note: nullableText(1000).optional(),
+});
+export const GatewayPatch = GatewayBody.partial();
+
+// ───────────────────────────── campaigns ─────────────────────────────
+
+const CampaignMember = z.object({
+  id: id().openapi({ description: 'The service' }),
+  price: moneyAmount(false),
+  discount: moneyAmount(false).optional(),
+  discount_type: discountType.optional(),
+  max_sell: positiveInt().openapi({ description: 'Units sold at the campaign price at most' }),
+});
+
+export const CampaignBody = z.object({
+  name: requiredText(160),
+  start_date: date,
+  end_date: date,
+  status: status.optional(),
+  top_up_services: listOf('top_up_services', CampaignMember, { max: 500, distinct: 'id' }).optional(),
+  card_services: listOf('card_services', CampaignMember, { max: 500, distinct: 'id' }).optional(),
+});
+export const CampaignPatch = CampaignBody.partial();
+
+// ───────────────────────────── responses ─────────────────────────────
+
+/** A card service as operators see it: the catalog's fields and its low-stock threshold (C17). */
+export const StoreCardService = z
+  .object({ ...CardService.shape, low_stock_threshold: z.number().int().openapi({ example: 5 }) })
+  .openapi('StoreCardService');

@@ -1,49 +1,102 @@
+import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { Presets, SingleBar } from 'cli-progress';
 import { bootstrap, startOrExit } from '../bootstrap.js';
+import { AppError } from '../errors.js';
+import { MAX_ID } from '../http/validation.js';
 import { adminCommands } from '../modules/admin/cli.js';
 import { licenseCommands } from '../modules/license/cli.js';
-import type { CliCommand } from './cli-types.js';
+import { storeCommands } from '../modules/store/cli.js';
+import { webhookCommands } from '../modules/webhooks/cli.js';
+import type { CliCommand, CliIo } from './cli-types.js';
 
-/** `npm run cli -- <command> [args] [--flag value]`: operator tasks; results as JSON on stdout. */
-const commands: Record<string, CliCommand> = { ...adminCommands, ...licenseCommands };
+/**
+ * `npm run cli -- <command> [args] [--option value]`: operator tasks. Results are JSON on stdout, messages on
+ * stderr. Exit codes: 0 success, 1 the operation failed, 2 a usage error (unknown command or option, a missing
+ * argument or required option), answered before any connection is made.
+ */
+const commands: Record<string, CliCommand> = {
+  ...adminCommands,
+  ...licenseCommands,
+  ...storeCommands,
+  ...webhookCommands,
+};
 
-function parseArgs(argv: string[]) {
-  const args: string[] = [];
-  const flags: Record<string, string | true> = {};
-  for (let i = 0; i < argv.length; i++) {
-    const word = argv[i]!;
-    if (!word.startsWith('--')) {
-      args.push(word);
-      continue;
-    }
-    const [name, inline] = word.slice(2).split('=', 2) as [string, string | undefined];
-    const next = argv[i + 1];
-    if (inline !== undefined) flags[name] = inline;
-    else if (next !== undefined && !next.startsWith('--')) flags[name] = argv[++i]!;
-    else flags[name] = true;
+const USAGE_ERROR = 2;
+
+/** An `id` argument: a positive integer that fits an id column (C2 ranges). */
+function id(value: string): string {
+  if (!/^\d{1,10}$/.test(value) || Number(value) < 1 || Number(value) > MAX_ID) throw new InvalidArgumentError(`It must be an id from 1 to ${MAX_ID}.`);
+  return value;
+}
+
+/** A bar on a terminal's stderr; nothing when stderr is a pipe or a file, so logs and scripts stay clean. */
+const io: CliIo = {
+  progress: (total, counts) => {
+    if (!process.stderr.isTTY) return { update: () => {}, stop: () => {} };
+    const tally = counts.map((name) => `${name} {${name}}`).join(' | ');
+    const bar = new SingleBar(
+      { stream: process.stderr, format: total > 0 ? `{bar} {percentage}% | ${tally}` : tally, hideCursor: true },
+      Presets.shades_classic,
+    );
+    bar.start(total, 0, Object.fromEntries(counts.map((name) => [name, 0])));
+    return { update: (done, values) => bar.update(Math.min(done, total), values), stop: () => bar.stop() };
+  },
+};
+
+/** What a failed operation tells the operator: the API's messages for catalogue errors, one per line. */
+const failureMessage = (err: unknown) =>
+  err instanceof AppError ? [err.errors].flat().join('\n') : err instanceof Error ? err.message : String(err);
+
+async function execute(command: CliCommand, args: string[], options: Record<string, string | true>): Promise<void> {
+  // Operator commands use the database as it is: never created or migrated from here.
+  const services = await startOrExit(() => bootstrap({ prepareDatabase: false }));
+  try {
+    const result = await command.run(services, args, options, io);
+    if (result !== undefined) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  } catch (err) {
+    process.stderr.write(`${failureMessage(err)}\n`);
+    process.exitCode = 1;
+  } finally {
+    await services.close();
   }
-  return { args, flags };
 }
 
-function usage(): string {
-  const lines = Object.values(commands).map((c) => `  ${c.usage.padEnd(58)} ${c.description}`);
-  return `Usage: npm run cli -- <command> [options]\n\nCommands:\n${lines.join('\n')}\n`;
+const program = new Command('npm run cli --')
+  .usage('<command> [arguments] [options]')
+  .description('Operator tasks on the database and queues of the store. Results are JSON on stdout.')
+  .addHelpText('after', '\nExit codes: 0 success, 1 the operation failed (message on stderr), 2 usage error.')
+  // Settings the commands below inherit: strict parsing, and usage errors as one line pointing to the help.
+  .exitOverride()
+  .allowExcessArguments(false)
+  .configureOutput({
+    writeOut: (text) => process.stdout.write(text),
+    writeErr: (text) => process.stderr.write(text),
+    outputError: (text, write) => write(`${text.trim().replace(/\s*\n\s*/g, ' ')} (see --help)\n`),
+  });
+
+for (const [name, command] of Object.entries(commands)) {
+  const cli = program.command(name).description(command.description);
+  for (const arg of command.args ?? []) {
+    const argument = new Argument(`<${arg.name}>`, arg.description);
+    cli.addArgument(arg.kind === 'id' ? argument.argParser(id) : argument);
+  }
+  const declared = (command.options ?? []).map((spec) => {
+    const option = new Option(`--${spec.name}${spec.value ? ` ${spec.value}` : ''}`, `${spec.description}${spec.required ? ' (required)' : ''}`);
+    cli.addOption(spec.required ? option.makeOptionMandatory() : option);
+    return { name: spec.name, key: option.attributeName() };
+  });
+  cli.action(async (...params: unknown[]) => {
+    const parsed = params.at(-1) as Command;
+    const given = parsed.opts<Record<string, string | true | undefined>>();
+    const options = Object.fromEntries(declared.flatMap(({ name, key }) => (given[key] === undefined ? [] : [[name, given[key]]])));
+    await execute(command, parsed.args, options);
+  });
 }
 
-const [name, ...rest] = process.argv.slice(2);
-const command = name ? commands[name] : undefined;
-if (!command) {
-  process.stderr.write(name && name !== 'help' ? `Unknown command: ${name}\n\n${usage()}` : usage());
-  process.exit(name && name !== 'help' ? 2 : 0);
-}
-// Operator commands use the database as it is: never created or migrated from here.
-const services = await startOrExit(() => bootstrap({ prepareDatabase: false }));
 try {
-  const { args, flags } = parseArgs(rest);
-  const result = await command.run(services, args, flags);
-  if (result !== undefined) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  await program.parseAsync(process.argv);
 } catch (err) {
-  process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
-  process.exitCode = 1;
-} finally {
-  await services.close();
+  if (!(err instanceof CommanderError)) throw err;
+  // Help asked for exits 0; help shown because no command was given, and every parse error, is a usage error.
+  process.exitCode = err.exitCode === 0 ? 0 : USAGE_ERROR;
 }

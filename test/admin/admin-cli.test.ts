@@ -50,7 +50,7 @@ describe('operator CLI', () => {
   });
 
   it('accounts:create explains validation failures and writes nothing', async () => {
-    const run = await cli(['accounts:create', '--firstname', 'Grace', '--currency', 'EUR']);
+    const run = await cli(['accounts:create', '--firstname', 'Grace', '--lastname', ' ', '--currency', 'EUR']);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain('The lastname field is required.');
     const rows = await app.services.sql`select 1 from accounts where firstname = 'Grace' and lastname = ''`;

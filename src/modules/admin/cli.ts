@@ -1,113 +1,94 @@
-import { readFile } from 'node:fs/promises';
-import type { z } from '@hono/zod-openapi';
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import type { CliCommand } from '../../bin/cli-types.js';
-import { AppError } from '../../errors.js';
+import { optionsInput } from '../../bin/cli-input.js';
 import { pageRequest } from '../../lib/paging.js';
-import { validate } from '../../http/validation.js';
 import { completeTopUpOrder } from '../fulfilment/index.js';
+import { statusObserver } from '../orders/events.js';
+import { codeLines } from '../inventory/code-lines.js';
 import { stockOf } from '../inventory/service.js';
 import { AdjustBalanceBody, CompleteOrderBody, CreateAccountBody, ListOrdersQuery, RefundOrderBody } from './schemas.js';
 import { importCodes, listOrders, moveBalance, openAccount, refundForOperator, restockHere } from './service.js';
 
-type Flags = Record<string, string | true>;
-
-/** Runs a task and turns catalogue errors into their client messages, so the CLI says what the API would. */
-async function explained<T>(task: () => Promise<T>): Promise<T> {
-  try {
-    return await task();
-  } catch (err) {
-    if (err instanceof AppError) throw new Error([err.errors].flat().join('\n'));
-    throw err;
-  }
-}
-
-/** The same schemas as the HTTP API; a flag given without a value counts as blank. */
-const input = <S extends z.ZodType>(schema: S, flags: Flags, names: Record<string, string> = {}) =>
-  explained(async () =>
-    validate(schema, Object.fromEntries(Object.entries(flags).map(([k, v]) => [names[k] ?? k, v === true ? '' : v]))),
-  );
-
-function positiveArg(value: string | undefined, name: string): number {
-  if (!value || !/^\d{1,9}$/.test(value) || Number(value) < 1) throw new Error(`<${name}> must be a positive integer.`);
-  return Number(value);
-}
-
-function requiredArg(value: string | undefined, name: string): string {
-  if (!value) throw new Error(`<${name}> is required.`);
-  return value;
-}
-
-async function readLines(path: string): Promise<string[]> {
-  const text = path === '-' ? await readStdin() : await readFile(path, 'utf8');
-  return text.split(/\r?\n/).map((line) => line.trim()).filter((line) => line !== '');
-}
-
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
+const CARD_SERVICE = { name: 'cardServiceId', description: 'id of the card service', kind: 'id' } as const;
+const UTR = { name: 'utr', description: 'order number' };
 
 /** Operator commands for accounts, orders, stock and codes (C13). Results are JSON on stdout. */
 export const adminCommands: Record<string, CliCommand> = {
   'accounts:create': {
-    usage: 'accounts:create --firstname <f> --lastname <l> [--email <e>] [--balance <n>]',
     description: 'Create an account; prints its id and secrets (shown this once)',
-    run: async ({ db, config }, _args, flags) => {
-      const account = await input(CreateAccountBody, flags);
-      return explained(() => openAccount(db, config, account));
-    },
+    options: [
+      { name: 'firstname', value: '<name>', description: 'first name', required: true },
+      { name: 'lastname', value: '<name>', description: 'last name', required: true },
+      { name: 'email', value: '<email>', description: 'contact address' },
+      { name: 'currency', value: '<code>', description: 'must be the store currency (the default)' },
+      { name: 'balance', value: '<amount>', description: 'opening balance (default 0)' },
+    ],
+    run: async ({ db, config }, _args, options) => openAccount(db, config, optionsInput(CreateAccountBody, options)),
   },
   'accounts:balance': {
-    usage: 'accounts:balance <accountId> --amount <n> --reason <text>',
-    description: 'Credit (or, with a negative amount, debit) an account',
-    run: async ({ db }, [id], flags) => {
-      const accountId = positiveArg(id, 'accountId');
-      const { amount, reason } = await input(AdjustBalanceBody, flags);
-      return explained(() => moveBalance(db, accountId, amount, reason));
+    description: 'Credit (or, with a negative amount, debit) an account; never below 0',
+    args: [{ name: 'accountId', description: 'id of the account', kind: 'id' }],
+    options: [
+      { name: 'amount', value: '<amount>', description: 'e.g. 250 or -2.50', required: true },
+      { name: 'reason', value: '<text>', description: 'kept in the ledger', required: true },
+    ],
+    run: async ({ db }, [id], options) => {
+      const { amount, reason } = optionsInput(AdjustBalanceBody, options);
+      return moveBalance(db, Number(id), amount, reason);
     },
   },
   'codes:import': {
-    usage: 'codes:import <cardServiceId> --file <path|->',
-    description: 'Import card codes, one per line (- reads stdin), then fulfil waiting orders',
-    run: async ({ db, config }, [id], flags) => {
-      const cardServiceId = positiveArg(id, 'cardServiceId');
-      if (typeof flags.file !== 'string') throw new Error('--file <path> is required (- reads stdin).');
-      const codes = await readLines(flags.file);
-      if (codes.length === 0) throw new Error('The file holds no codes.');
-      // Restocks in this process, so the import works even where no worker runs.
-      return explained(() => importCodes({ db, codeKey: config.codeEncryptionKey, restock: restockHere(db) }, cardServiceId, codes));
+    description: 'Import card codes, one per line, then fulfil the waiting stock_short orders (all codes or none)',
+    args: [CARD_SERVICE],
+    options: [{ name: 'file', value: '<path>', description: 'the codes, one per line; - reads stdin', required: true }],
+    run: async ({ db, config, logger, metrics }, [id], { file }, io) => {
+      const path = String(file);
+      const size = path === '-' ? 0 : (await stat(path)).size;
+      // Streamed: only one batch of codes is in memory at a time, whatever the file's size.
+      const input = path === '-' ? process.stdin : createReadStream(path);
+      const progress = io.progress(size, ['read', 'added', 'skipped']);
+      try {
+        // Restocks in this process, so the import works even where no worker runs.
+        return await importCodes({ db, codeKey: config.codeEncryptionKey, restock: restockHere(db, statusObserver({ logger, metrics })) }, Number(id), codeLines(input), (counts) =>
+          progress.update(input.bytesRead, counts),
+        );
+      } finally {
+        progress.stop();
+      }
     },
   },
   stock: {
-    usage: 'stock <cardServiceId>',
     description: 'Available codes and codes owed to stock_short orders',
-    run: async ({ db }, [id]) => explained(() => stockOf(db, positiveArg(id, 'cardServiceId'))),
+    args: [CARD_SERVICE],
+    run: async ({ db }, [id]) => stockOf(db, Number(id)),
   },
   'orders:list': {
-    usage: 'orders:list [--status <label|0-3>] [--page <n>] [--per-page <n>]',
     description: 'Orders of all accounts, newest first',
-    run: async ({ db }, _args, flags) => {
-      const query = await input(ListOrdersQuery, flags, { 'per-page': 'per_page' });
+    options: [
+      { name: 'status', value: '<status>', description: 'initiate, completed, refund, stock_short or 0-3' },
+      { name: 'page', value: '<n>', description: 'page number (default 1)' },
+      { name: 'per-page', value: '<n>', description: 'orders per page (default 10, at most 100)' },
+    ],
+    run: async ({ db }, _args, options) => {
+      const query = optionsInput(ListOrdersQuery, options);
       const page = pageRequest(query, 10);
       const { data, total } = await listOrders(db, { status: query.status, ...page });
       return { current_page: page.page, per_page: page.perPage, total, data };
     },
   },
   'orders:complete': {
-    usage: 'orders:complete <utr> [--note <text>]',
     description: 'Mark a top-up order delivered',
-    run: async ({ db }, [utr], flags) => {
-      const { note } = await input(CompleteOrderBody, flags);
-      return explained(() => completeTopUpOrder(db, requiredArg(utr, 'utr'), note));
-    },
+    args: [UTR],
+    options: [{ name: 'note', value: '<text>', description: 'shown to the customer' }],
+    run: async ({ db, logger, metrics }, [utr], options) =>
+      completeTopUpOrder(db, utr!, optionsInput(CompleteOrderBody, options).note, statusObserver({ logger, metrics })),
   },
   'orders:refund': {
-    usage: 'orders:refund <utr> --reason <text>',
-    description: 'Refund a non-completed order',
-    run: async ({ db }, [utr], flags) => {
-      const { reason } = await input(RefundOrderBody, flags);
-      return explained(() => refundForOperator(db, requiredArg(utr, 'utr'), reason));
-    },
+    description: 'Refund an order that is not completed',
+    args: [UTR],
+    options: [{ name: 'reason', value: '<text>', description: 'kept with the refund', required: true }],
+    run: async ({ db, logger, metrics }, [utr], options) =>
+      refundForOperator(db, utr!, optionsInput(RefundOrderBody, options).reason, statusObserver({ logger, metrics })),
   },
 };

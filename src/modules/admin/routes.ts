@@ -1,12 +1,18 @@
+import type { Context } from 'hono';
+import type { AppEnv } from '../../http/context.js';
 import { ADMIN, contractRouter, endpoint } from '../../http/contract.js';
 import { protectReadyMadeResponses } from '../../http/headers.js';
+import { requestLogger } from '../../http/request-log.js';
 import { pageObject, pageSchema } from '../../http/pagination.js';
-import { validate } from '../../http/validation.js';
+import { streamedBody } from '../../http/body-limit.js';
+import { LIMITS } from '../../http/server.js';
 import { pageRequest } from '../../lib/paging.js';
 import type { Services } from '../../services.js';
 import { completeTopUpOrder } from '../fulfilment/index.js';
+import { codeLines } from '../inventory/code-lines.js';
 import { stockOf } from '../inventory/service.js';
 import { licenseAdminRoutes } from '../license/admin-routes.js';
+import { statusObserver } from '../orders/events.js';
 import { queueDashboard } from './dashboard.js';
 import { requireAdmin } from './guard.js';
 import {
@@ -31,8 +37,11 @@ import { importCodes, listOrders, moveBalance, openAccount, refundForOperator, r
 /** Where the admin router is mounted by the app, plus the dashboard's own prefix. */
 const DASHBOARD_PATH = '/admin/queues';
 
-/** `text/plain` imports: one code per line, blank lines ignored. */
-const codeLines = (text: string) => text.split(/\r?\n/).map((line) => line.trim()).filter((line) => line !== '');
+/** `text/plain` imports: one code per line, streamed (never held whole) up to their own limit. */
+const codesUpload = streamedBody('text/plain', LIMITS.MAX_UPLOAD_BYTES);
+
+/** Orders an operator moves: logged with the request's id, and counted. */
+const operatorMoves = (c: Context<AppEnv>) => statusObserver({ logger: requestLogger(c), metrics: c.var.services.metrics });
 
 /** C13 operator API and the queue dashboard, mounted at /admin. */
 export function adminRoutes(services: Services) {
@@ -83,15 +92,19 @@ export function adminRoutes(services: Services) {
       summary: 'Import card codes, then fulfil the waiting stock_short orders',
       params: IdParam,
       jsonBody: ImportCodesBody,
-      plainText: 'One code per line',
+      plainText: `One code per line, up to ${LIMITS.MAX_UPLOAD_BYTES / 1024 / 1024} MiB; all codes are stored or none`,
+      use: [codesUpload.use],
       ok: ImportResult,
       errors: [404],
     }),
     async (c) => {
-      const plain = (c.req.header('content-type') ?? '').toLowerCase().startsWith('text/plain');
-      const { codes } = plain ? validate(ImportCodesBody, { codes: codeLines(await c.req.text()) }) : c.req.valid('json');
       const { db, config } = c.var.services;
-      const result = await importCodes({ db, codeKey: config.codeEncryptionKey, restock: restockThroughQueue(c.var.services) }, c.req.valid('param').id, codes);
+      const deps = { db, codeKey: config.codeEncryptionKey, restock: restockThroughQueue(c.var.services) };
+      const id = c.req.valid('param').id;
+      const plain = (c.req.header('content-type') ?? '').toLowerCase().startsWith('text/plain');
+      const result = plain
+        ? await codesUpload.read(c, (chunks) => importCodes(deps, id, codeLines(chunks)))
+        : await importCodes(deps, id, c.req.valid('json').codes);
       return c.json({ status: 'success' as const, message: result }, 200);
     },
   );
@@ -124,7 +137,7 @@ export function adminRoutes(services: Services) {
     }),
     async (c) => {
       const { note } = c.req.valid('json');
-      return c.json({ status: 'success' as const, message: await completeTopUpOrder(c.var.services.db, c.req.valid('param').utr, note) }, 200);
+      return c.json({ status: 'success' as const, message: await completeTopUpOrder(c.var.services.db, c.req.valid('param').utr, note, operatorMoves(c)) }, 200);
     },
   );
 
@@ -141,7 +154,7 @@ export function adminRoutes(services: Services) {
     }),
     async (c) => {
       const { reason } = c.req.valid('json');
-      return c.json({ status: 'success' as const, message: await refundForOperator(c.var.services.db, c.req.valid('param').utr, reason) }, 200);
+      return c.json({ status: 'success' as const, message: await refundForOperator(c.var.services.db, c.req.valid('param').utr, reason, operatorMoves(c)) }, 200);
     },
   );
 

@@ -9,7 +9,8 @@ import { MAX_MONEY, moneyNumber, toCents } from '../../lib/money.js';
 import { adjustBalance, createAccount, type AccountCredentials } from '../accounts/service.js';
 import { refundOrder } from '../fulfilment/index.js';
 import { restockCardService } from '../fulfilment/index.js';
-import { addCodes } from '../inventory/service.js';
+import { addCodes, type ImportCounts } from '../inventory/service.js';
+import { statusObserver, unobserved, type StatusObserver } from '../orders/events.js';
 import { STATUS_LABELS, type OrderStatus } from '../orders/state.js';
 
 export type NewOperatorAccount = { firstname: string; lastname: string; email?: string; currency?: string; balance?: string };
@@ -46,11 +47,11 @@ export type ImportResult = { added: number; skipped: number; fulfilled_orders: n
  */
 export type Restock = (cardServiceId: number) => Promise<number | null>;
 
-/** Restocks in this process: for tools that run without workers (the CLI). */
+/** Restocks in this process: for tools that run without workers (the CLI); `observe` hears of the orders it moves. */
 export const restockHere =
-  (db: Db): Restock =>
+  (db: Db, observe: StatusObserver = unobserved): Restock =>
   async (cardServiceId) =>
-    (await restockCardService(db, cardServiceId)).fulfilledOrders;
+    (await restockCardService(db, cardServiceId, observe)).fulfilledOrders;
 
 /** How often a queued restock is looked at while the import waits for it. */
 const RESTOCK_POLL_MS = 50;
@@ -61,14 +62,14 @@ const RESTOCK_POLL_MS = 50;
  * job's state is read from the queue itself: no event subscription, no extra connection.
  */
 export const restockThroughQueue =
-  ({ db, queues, logger }: Pick<Services, 'db' | 'queues' | 'logger'>, waitMs = 10_000): Restock =>
+  ({ db, queues, logger, metrics }: Pick<Services, 'db' | 'queues' | 'logger' | 'metrics'>, waitMs = 10_000): Restock =>
   async (cardServiceId) => {
     let job;
     try {
       job = await queues.restock.add('restock', { cardServiceId });
     } catch (err) {
       logger.warn({ cardServiceId, err }, 'restock could not be enqueued, running it in-process');
-      return restockHere(db)(cardServiceId);
+      return restockHere(db, statusObserver({ logger, metrics }))(cardServiceId);
     }
     const deadline = Date.now() + waitMs;
     while (Date.now() < deadline) {
@@ -80,13 +81,17 @@ export const restockThroughQueue =
     return null;
   };
 
-/** Operator task (HTTP and CLI): stores new codes of a card service, then has waiting orders fulfilled. */
+/**
+ * Operator task (HTTP and CLI): stores new codes of a card service (a list, or lines streamed from a file or an
+ * upload; all or none of them), then has waiting orders fulfilled. `onBatch` follows the import.
+ */
 export async function importCodes(
   { db, codeKey, restock }: { db: Db; codeKey: Buffer; restock: Restock },
   cardServiceId: number,
-  codes: string[],
+  codes: Iterable<string> | AsyncIterable<string>,
+  onBatch?: (counts: ImportCounts) => void,
 ): Promise<ImportResult> {
-  const { added, skipped } = await addCodes(db, codeKey, cardServiceId, codes);
+  const { added, skipped } = await addCodes(db, codeKey, cardServiceId, codes, onBatch);
   return { added, skipped, fulfilled_orders: await restock(cardServiceId) };
 }
 
@@ -180,7 +185,7 @@ export async function listOrders(db: Db, { status, page, perPage }: OrderFilter)
 }
 
 /** Refunds a non-completed order (C8); the refunded amount as a JSON number like every price. */
-export async function refundForOperator(db: Db, utr: string, reason: string) {
-  const refunded = await refundOrder(db, utr, reason);
+export async function refundForOperator(db: Db, utr: string, reason: string, observe: StatusObserver = unobserved) {
+  const refunded = await refundOrder(db, utr, reason, observe);
   return { ...refunded, refunded_amount: moneyNumber(refunded.refunded_amount) };
 }

@@ -1,0 +1,17 @@
+import type { z } from '@hono/zod-openapi';
+import { validate } from '../http/validation.js';
+
+/**
+ * Command options as the API's input, validated by the same schema as the API (so the CLI refuses what the
+ * API refuses, with the same messages): `--per-page 5` → `{per_page: '5'}`, a flag → `true`, and the options
+ * named in `lists` split at commas (`--tags a,b` → `['a', 'b']`).
+ */
+export function optionsInput<S extends z.ZodType>(schema: S, options: Record<string, string | true>, lists: readonly string[] = []): z.output<S> {
+  const input = Object.fromEntries(
+    Object.entries(options).map(([name, value]) => [
+      name.replace(/-/g, '_'),
+      typeof value === 'string' && lists.includes(name) ? value.split(',').map((part) => part.trim()).filter(Boolean) : value,
+    ]),
+  );
+  return validate(schema, input);
+}

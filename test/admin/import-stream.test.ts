@@ -1,0 +1,233 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { connectDatabase, type Database } from '../../src/db/client.js';
+import { LIMITS } from '../../src/http/server.js';
+import { createTestAccount, expectFailure, expectJson } from '../helpers/api.js';
+import { startCluster } from '../helpers/cluster.js';
+import { createCardService, createOrder } from '../helpers/fixtures.js';
+import { createTestDatabase, startTestApp, type TestApp } from '../helpers/harness.js';
+import { ROOT, runEntry } from '../helpers/processes.js';
+
+let app: TestApp;
+let dir: string;
+beforeAll(async () => {
+  app = await startTestApp({ workers: true });
+  dir = await mkdtemp(join(tmpdir(), 'codes-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+  await app?.close();
+});
+
+/** `count` distinct codes of `length` characters, one per line. */
+const codes = (label: string, count: number, length = 24) =>
+  Array.from({ length: count }, (_, i) => `${label}-${i}-`.padEnd(length, 'X'));
+
+const stored = async (serviceId: number) =>
+  (await app.services.sql`select count(*)::int as n from card_codes where card_service_id = ${serviceId}`)[0]!.n as number;
+
+/** The CLI as an operator runs it, against the test app's database and Redis. */
+const cliEnv = () => {
+  const { config } = app.services;
+  return {
+    DATABASE_URL: config.DATABASE_URL,
+    REDIS_URL: config.REDIS_URL,
+    BULLMQ_PREFIX: config.BULLMQ_PREFIX,
+    CODE_ENCRYPTION_KEY: config.codeEncryptionKey.toString('hex'),
+    LOG_LEVEL: 'silent',
+  };
+};
+
+async function cli(args: string[]) {
+  const run = runEntry('src/bin/cli.ts', cliEnv(), { args });
+  const { code } = await run.exit;
+  return { code, stdout: run.stdout(), stderr: run.stderr() };
+}
+
+const upload = (serviceId: number, body: BodyInit, contentType = 'text/plain') =>
+  app.request(`/admin/card-services/${serviceId}/codes`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${app.adminToken}`, 'Content-Type': contentType },
+    body,
+    // A stream is sent as it is made (chunked).
+    duplex: 'half',
+  } as RequestInit);
+
+/** A chunked body: the lines from `next` (until it returns null), sent as they are made. */
+const streamOf = (next: () => string | null) =>
+  new ReadableStream<Uint8Array>({
+    pull(controller) {
+      const text = next();
+      if (text === null) controller.close();
+      else controller.enqueue(new TextEncoder().encode(text));
+    },
+  });
+
+describe('codes:import from the command line', () => {
+  it('streams 50,000 codes from a file in batches, skipping repeats, without progress output off a terminal', { timeout: 120_000 }, async () => {
+    const { serviceId } = await createCardService(app.services.db);
+    const given = codes('CLI', 50_000);
+    const file = join(dir, 'fifty-thousand.txt');
+    await writeFile(file, [...given, ...given.slice(0, 1_000), ''].join('\r\n'));
+    const started = Date.now();
+    const run = await cli(['codes:import', String(serviceId), '--file', file]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({ added: 50_000, skipped: 1_000, fulfilled_orders: 0 });
+    expect(run.stderr).toBe('');
+    expect(Date.now() - started).toBeLessThan(60_000);
+    expect(await stored(serviceId)).toBe(50_000);
+  });
+
+  it.runIf(process.platform === 'linux')('shows a progress bar with codes read, added and skipped on a terminal', { timeout: 60_000 }, async () => {
+    const { serviceId } = await createCardService(app.services.db);
+    const file = join(dir, 'progress.txt');
+    await writeFile(file, [...codes('BAR', 12_000), 'BAR-0-'.padEnd(24, 'X')].join('\n'));
+    // `script` gives the command a terminal; what it printed there is in the typescript file.
+    const typescript = join(dir, 'typescript');
+    const command = `${process.execPath} --import tsx src/bin/cli.ts codes:import ${serviceId} --file ${file}`;
+    const child = spawn('script', ['-qec', command, typescript], { cwd: ROOT, env: { ...process.env, ...cliEnv() }, stdio: 'ignore' });
+    const code = await new Promise((resolve) => child.on('close', resolve));
+    const screen = await readFile(typescript, 'utf8');
+    expect(code, screen).toBe(0);
+    expect(screen).toContain('100% | read 12001 | added 12000 | skipped 1');
+    expect(screen).toContain('"added": 12000');
+  });
+
+  it('is all or nothing: a bad code after the first batches stores none', { timeout: 60_000 }, async () => {
+    const { serviceId } = await createCardService(app.services.db);
+    const file = join(dir, 'bad-line.txt');
+    await writeFile(file, [...codes('BAD', 12_000), 'Y'.repeat(501), 'LAST'].join('\n'));
+    const run = await cli(['codes:import', String(serviceId), '--file', file]);
+    expect(run).toMatchObject({ code: 1, stdout: '', stderr: 'The code on line 12001 must not be greater than 500 characters.\n' });
+    expect(await stored(serviceId)).toBe(0);
+  });
+
+  it('refuses a file that is not there', async () => {
+    const { serviceId } = await createCardService(app.services.db);
+    const run = await cli(['codes:import', String(serviceId), '--file', join(dir, 'missing.txt')]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('no such file or directory');
+  });
+});
+
+describe('POST /admin/card-services/:id/codes with text/plain', () => {
+  it('imports 50,000 codes (far past the 1 MiB JSON limit), skips repeats and stock, then fulfils waiting orders', { timeout: 60_000 }, async () => {
+    const { cardId, serviceId } = await createCardService(app.services.db);
+    const given = codes('HTTP', 50_000, 32);
+    const json = await expectJson(await upload(serviceId, JSON.stringify({ codes: given.slice(0, 100) }), 'application/json'), 200);
+    expect(json.message).toEqual({ added: 100, skipped: 0, fulfilled_orders: 0 });
+    const account = await createTestAccount(app);
+    const waiting = await createOrder(app.services.db, { accountId: account.id, cardId, serviceId, quantity: 102, codesOwed: 102, status: 3 });
+    const text = `${[...given, given[7]].join('\n')}\n`;
+    expect(Buffer.byteLength(text)).toBeGreaterThan(LIMITS.MAX_BODY_BYTES);
+    const body = await expectJson(await upload(serviceId, text), 200);
+    expect(body.message).toEqual({ added: 49_900, skipped: 101, fulfilled_orders: 1 });
+    const [order] = await app.services.sql`select status from orders where id = ${waiting.id}`;
+    expect(order!.status).toBe(1);
+    expect(await stored(serviceId)).toBe(50_000);
+  });
+
+  it('reads a chunked upload as it arrives, lines split across chunks', async () => {
+    const { serviceId } = await createCardService(app.services.db);
+    const parts = ['CHUNK-1\nCHU', 'NK-2\r', '\nCHUNK-3', '\n\nCHUNK-', '4'];
+    const body = await expectJson(await upload(serviceId, streamOf(() => parts.shift() ?? null)), 200);
+    expect(body.message).toMatchObject({ added: 4, skipped: 0 });
+  });
+
+  it('keeps the 1 MiB limit for JSON bodies on the same route', async () => {
+    const { serviceId } = await createCardService(app.services.db);
+    const json = JSON.stringify({ codes: codes('BIG', 9_000, 120) });
+    expect(Buffer.byteLength(json)).toBeGreaterThan(LIMITS.MAX_BODY_BYTES);
+    expect(await expectFailure(await upload(serviceId, json, 'application/json'), 413)).toBe('The request body is too large.');
+    expect(await stored(serviceId)).toBe(0);
+  });
+
+  it('is all or nothing: a bad code after the first batches is a 422 naming its line, and nothing is stored', async () => {
+    const { serviceId } = await createCardService(app.services.db);
+    const text = [...codes('BAD', 6_000), 'Z'.repeat(501)].join('\n');
+    expect(await expectFailure(await upload(serviceId, text), 422)).toEqual(['The code on line 6001 must not be greater than 500 characters.']);
+    expect(await expectFailure(await upload(serviceId, 'OK-1\nNUL\u0000CODE\n'), 422)).toEqual([
+      'The code on line 2 must not contain NUL characters or unpaired surrogates.',
+    ]);
+    expect(await expectFailure(await upload(serviceId, new Uint8Array([0x4f, 0x4b, 0x0a, 0xff, 0xfe])), 422)).toEqual(['The codes field must be UTF-8 text.']);
+    expect(await stored(serviceId)).toBe(0);
+  });
+
+  it('answers 413 to an upload over 100 MiB while it streams, and keeps none of its codes', { timeout: 120_000 }, async () => {
+    const { serviceId } = await createCardService(app.services.db);
+    const filler = `${' '.repeat(1023)}\n`.repeat(64);
+    let sent = 0;
+    const body = streamOf(() => {
+      if (sent > LIMITS.MAX_UPLOAD_BYTES) return null;
+      const text = sent === 0 ? `${codes('OVER', 6_000).join('\n')}\n` : filler;
+      sent += Buffer.byteLength(text);
+      return text;
+    });
+    expect(await expectFailure(await upload(serviceId, body), 413)).toBe('The request body is too large.');
+    expect(sent).toBeGreaterThan(LIMITS.MAX_UPLOAD_BYTES);
+    expect(await stored(serviceId)).toBe(0);
+  });
+});
+
+describe('a 100 MiB upload to the service in its own process', () => {
+  let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  let db: Database;
+  let cluster: Awaited<ReturnType<typeof startCluster>>;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    db = connectDatabase(database.url, 2);
+    cluster = await startCluster({ databaseUrl: database.url, redisUrl: inject('redisUrl'), workers: 1 });
+  }, 120_000);
+  afterAll(async () => {
+    await cluster?.stop();
+    await db?.close();
+    await database?.drop();
+  });
+
+  /** Linux's view of the API process: resident memory now, and its peak since the last reset. */
+  const memory = async (pid: number) => {
+    const status = await readFile(`/proc/${pid}/status`, 'utf8');
+    const kib = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)![1]) * 1024;
+    return { rss: kib('VmRSS'), peak: kib('VmHWM') };
+  };
+
+  it.runIf(process.platform === 'linux')('streams: the peak memory of the API process grows far less than the body', { timeout: 300_000 }, async () => {
+    const { serviceId } = await createCardService(db.db);
+    const post = (body: BodyInit) =>
+      fetch(`${cluster.baseUrl}/admin/card-services/${serviceId}/codes`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${cluster.adminToken}`, 'Content-Type': 'text/plain' },
+        body,
+        duplex: 'half',
+      } as RequestInit);
+    // Warm up the import path, then take the baseline with the peak reset to the current size.
+    expect((await post('WARM-1\nWARM-2\n')).status).toBe(200);
+    const pid = cluster.api.process.pid!;
+    await writeFile(`/proc/${pid}/clear_refs`, '5');
+    const before = await memory(pid);
+
+    // Codes of the longest allowed length, one per line: just under the 100 MiB cap.
+    const line = (i: number) => `${`BIG-${i}-`.padEnd(500, 'Q')}\n`;
+    const total = Math.floor(LIMITS.MAX_UPLOAD_BYTES / line(0).length);
+    let next = 0;
+    const body = streamOf(() => {
+      if (next >= total) return null;
+      const end = Math.min(total, next + 128);
+      let text = '';
+      for (; next < end; next++) text += line(next);
+      return text;
+    });
+    const answer = await expectJson(await post(body), 200);
+    expect(answer.message).toEqual({ added: total, skipped: 0, fulfilled_orders: 0 });
+    expect(total * line(0).length).toBeGreaterThan(100 * 1000 * 1000);
+
+    const after = await memory(pid);
+    const growth = after.peak - before.rss;
+    expect(growth, `peak RSS grew by ${Math.round(growth / 1024 / 1024)} MiB`).toBeLessThan(60 * 1024 * 1024);
+    const [row] = await db.sql`select count(*)::int as n from card_codes where card_service_id = ${serviceId}`;
+    expect(row!.n).toBe(total + 2);
+  });
+});

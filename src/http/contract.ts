@@ -1,6 +1,6 @@
 import { createRoute, OpenAPIHono, z, type Hook } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
-import { AppError } from '../errors.js';
+import { AppError, ERRORS, type ErrorCode } from '../errors.js';
 import type { AppEnv } from './context.js';
 import { validationFailure, type InputSource } from './validation.js';
 
@@ -40,6 +40,25 @@ const FAILURE_DESCRIPTIONS: Record<number, string> = {
 
 type Status = keyof typeof FAILURE_DESCRIPTIONS;
 
+/** What an Interface A failure of each status says, for the reference's examples (422 keeps FailureA's own). */
+const FAILURE_EXAMPLES: Partial<Record<Status, ErrorCode>> = {
+  400: 'bad_request',
+  401: 'unauthenticated',
+  404: 'not_found',
+  409: 'insufficient_balance',
+  413: 'payload_too_large',
+  429: 'rate_limited',
+  500: 'internal',
+  503: 'unavailable',
+};
+
+const failureExample = (status: Status) => {
+  const code = FAILURE_EXAMPLES[status];
+  if (!code) return {};
+  const serverSide = status >= 500 ? { request_id: '0b6c1a3e-5d2f-4f8e-9a71-3c4d5e6f7a8b' } : {};
+  return { example: { status: 'failed', errors: ERRORS[code].message, ...serverSide } };
+};
+
 /** The failure responses of a route, each in the envelope of its interface. */
 export function failures(envelope: 'A' | 'B', statuses: readonly Status[]) {
   const schema = envelope === 'A' ? FailureA : FailureB;
@@ -47,7 +66,7 @@ export function failures(envelope: 'A' | 'B', statuses: readonly Status[]) {
     // Every route may meet the body limit (413, whatever it reads) and a dependency that is down.
     [...new Set([...statuses, 413, 500, 503])].sort().map((status) => [
       status,
-      { description: FAILURE_DESCRIPTIONS[status]!, content: { 'application/json': { schema } } },
+      { description: FAILURE_DESCRIPTIONS[status]!, content: { 'application/json': { schema, ...(envelope === 'A' ? failureExample(status) : {}) } } },
     ]),
   );
 }

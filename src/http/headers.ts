@@ -16,7 +16,7 @@ export const protectiveHeaders = async (c: Context<AppEnv>, next: () => Promise<
   await next();
 };
 
-/** For pages served as ready-made responses (dashboard assets, docs), which the context's headers do not reach. */
+/** For pages served as ready-made responses (the queue dashboard's), which the context's headers do not reach. */
 export const protectReadyMadeResponses = async (c: Context<AppEnv>, next: () => Promise<void>) => {
   await next();
   for (const [name, value] of Object.entries(PROTECTIVE_HEADERS)) if (!c.res.headers.has(name)) c.res.headers.set(name, value);

@@ -18,12 +18,23 @@ export function baseUrl(c: Context<AppEnv>): string {
 /** Turns a stored file path (images, previews) into the URL a client fetches; presenters receive one. */
 export type AssetUrl = (path: string | null | undefined) => string;
 
-/** The asset URLs of this request: under the base URL's /assets/; absolute URLs pass through, no path is ''. */
+/** Where the service itself serves the asset files (src/http/assets.ts). */
+export const ASSETS_PATH = '/assets';
+
+/**
+ * The asset URLs of this request: the stored path under ASSET_BASE_URL, or else under this server's own
+ * /assets/; absolute URLs pass through, no path is ''.
+ */
 export function assetUrls(c: Context<AppEnv>): AssetUrl {
-  const base = baseUrl(c);
+  return assetUrlsUnder(c.var.services.config.ASSET_BASE_URL, baseUrl(c));
+}
+
+/** The asset URLs for a server at `serverBase` (the CLI uses PUBLIC_BASE_URL or the local server). */
+export function assetUrlsUnder(assetBase: string | undefined, serverBase: string): AssetUrl {
+  const base = assetBase?.replace(/\/+$/, '') ?? `${serverBase.replace(/\/+$/, '')}${ASSETS_PATH}`;
   return (path) => {
     if (!path) return '';
     if (/^https?:\/\//.test(path)) return path;
-    return `${base}/assets/${path.replace(/^\/+/, '')}`;
+    return `${base}/${path.replace(/^\/+/, '')}`;
   };
 }

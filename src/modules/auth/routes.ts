@@ -22,7 +22,14 @@ const Token = z
     bearer_token: z.string().openapi({ description: 'Send as `Authorization: <token>` or `Authorization: Bearer <token>`' }),
     expires_at: z.string(),
   })
-  .openapi('Token');
+  .openapi('Token', {
+    example: {
+      status: 'success',
+      message: 'Token generated successfully.',
+      bearer_token: 'H8PeGQ05M9aE7RMdDBj2HjrsxIiXBnFdBFscpE18QK4',
+      expires_at: '2026-11-24T07:40:12.123456Z',
+    },
+  });
 
 /** A1 POST generate/authorization-token. */
 export function authRoutes(services: Services) {

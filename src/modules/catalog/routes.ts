@@ -2,7 +2,7 @@ import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { AppEnv } from '../../http/context.js';
 import { contractRouter, endpoint } from '../../http/contract.js';
-import { pageObject, pageSchema } from '../../http/pagination.js';
+import { pageObject } from '../../http/pagination.js';
 import { assetUrls, baseUrl } from '../../http/urls.js';
 import { AppError } from '../../errors.js';
 import { pageOffset, pageRequest } from '../../lib/paging.js';
@@ -37,7 +37,7 @@ import {
   Gateway,
   TopUpDetails,
   topUpDetailsQuery,
-  TopUpListItem,
+  TopUpListPage,
   topUpListQuery,
   TopUpService,
   topUpServicesQuery,
@@ -120,7 +120,7 @@ export function catalogRoutes() {
   router.openapi(
     read('/top-up/list', 'A page of top-ups with their active services', 'Top-ups', {
       query: topUpListQuery,
-      ok: pageSchema('items', TopUpListItem),
+      ok: TopUpListPage,
       errors: [404, 422],
     }),
     async (c) => {

@@ -1,5 +1,8 @@
 import { z } from '@hono/zod-openapi';
+import { EXAMPLE_CURRENCY, EXAMPLE_TIMESTAMP, exampleAsset } from '../../http/examples.js';
 import { id, optionalText, requiredText, text } from '../../http/validation.js';
+import { moneyNumber } from '../../lib/money.js';
+import { DEMO_ITEMS, DEMO_PROFILE } from '../../seed/data/license.js';
 
 /**
  * The api key may come as query `api_key`, body field `api_key`, `X-API-Key` or `Authorization: Bearer` (C12);
@@ -7,13 +10,16 @@ import { id, optionalText, requiredText, text } from '../../http/validation.js';
  */
 const apiKey = z.unknown().optional().openapi({ type: 'string', description: 'The account api key (or send X-API-Key / Authorization: Bearer)' });
 
+/** A purchase code in the shape of the demo's (8-4-4-4-12 hex digits). */
+const EXAMPLE_PURCHASE_CODE = '9c7c542d-4820-e23f-2284-50235b8a0a6e';
+
 export const apiKeyQuery = z.object({ api_key: apiKey });
 
-export const itemQuery = z.object({ api_key: apiKey, item_id: id() });
+export const itemQuery = z.object({ api_key: apiKey, item_id: id().openapi({ example: 1 }) });
 
 /** B4: the code in the body (JSON or form) or in the query. */
 export const validationQuery = z.object({ api_key: apiKey, purchase_code: optionalText(200) });
-export const validationBody = z.object({ api_key: apiKey, purchase_code: optionalText(200) });
+export const validationBody = z.object({ api_key: apiKey, purchase_code: optionalText(200) }).openapi({ example: { purchase_code: EXAMPLE_PURCHASE_CODE } });
 
 // ── operator requests (C13 envelope, C4 messages) ──
 
@@ -71,7 +77,29 @@ export const accountIdParam = z.object({ id: id() });
 
 // ───────────────────────────── responses (spec §2, Interface B) ─────────────────────────────
 
-const timestamp = z.string().openapi({ example: '2026-11-23T07:40:12.123456Z' });
+const timestamp = z.string().openapi({ example: EXAMPLE_TIMESTAMP });
+
+// Examples: the demo author (src/seed/data/license.ts) and the first of their items, bought with the demo purchase code.
+const [aurora] = DEMO_ITEMS;
+const auroraItem = {
+  id: 1,
+  name: aurora!.name,
+  description: aurora!.description ?? '',
+  category: aurora!.category,
+  sub_category: aurora!.subCategory ?? '',
+  options: aurora!.options ?? [],
+  version: aurora!.version,
+  demo_link: aurora!.demoLink ?? '',
+  tags: aurora!.tags ?? [],
+  media: {
+    thumbnail: exampleAsset(aurora!.thumbnail),
+    preview_image: exampleAsset(aurora!.previewImage ?? ''),
+    screenshots: (aurora!.screenshots ?? []).map(exampleAsset),
+  },
+  price: { regular: moneyNumber(aurora!.priceRegular), extended: moneyNumber(aurora!.priceExtended) },
+  currency: EXAMPLE_CURRENCY.currency,
+  published_at: EXAMPLE_TIMESTAMP,
+};
 
 export const LicenseAccount = z
   .object({
@@ -89,7 +117,23 @@ export const LicenseAccount = z
     }),
     registered_at: timestamp,
   })
-  .openapi('LicenseAccount');
+  .openapi('LicenseAccount', {
+    example: {
+      name: { firstname: 'Demo', lastname: 'Reseller', full_name: 'Demo Reseller' },
+      username: 'demo',
+      email: 'demo@example.com',
+      balance: 100000,
+      currency: EXAMPLE_CURRENCY.currency,
+      profile: {
+        heading: DEMO_PROFILE.profileHeading,
+        description: DEMO_PROFILE.profileDescription,
+        contact: { email: 'demo@example.com' },
+        social_links: DEMO_PROFILE.socialLinks,
+        media: { avatar: exampleAsset(DEMO_PROFILE.avatar), cover: exampleAsset(DEMO_PROFILE.cover) },
+      },
+      registered_at: EXAMPLE_TIMESTAMP,
+    },
+  });
 
 export const Item = z
   .object({
@@ -113,7 +157,7 @@ export const Item = z
     currency: z.string(),
     published_at: timestamp,
   })
-  .openapi('Item');
+  .openapi('Item', { example: auroraItem });
 
 export const Purchase = z
   .object({
@@ -126,4 +170,15 @@ export const Purchase = z
     downloaded: z.boolean(),
     date: timestamp,
   })
-  .openapi('Purchase');
+  .openapi('Purchase', {
+    example: {
+      purchase_code: EXAMPLE_PURCHASE_CODE,
+      license_type: 'Regular',
+      price: auroraItem.price.regular,
+      currency: EXAMPLE_CURRENCY.currency,
+      item: auroraItem,
+      supported_until: '2027-05-25T07:40:12.123456Z',
+      downloaded: true,
+      date: EXAMPLE_TIMESTAMP,
+    },
+  });

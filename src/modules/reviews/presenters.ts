@@ -3,7 +3,8 @@ import { isoMicros } from '../../lib/time.js';
 import type { ReviewWithAuthor } from './service.js';
 
 
-const DEFAULT_AVATAR = 'avatars/default.webp';
+/** The picture of a reviewer who has none of their own. */
+export const DEFAULT_AVATAR = 'avatars/default.webp';
 
 /** Which optional parts a review list shows (spec §2 Review). */
 export type ReviewShape = {

@@ -1,5 +1,8 @@
 import { z } from '@hono/zod-openapi';
+import { EXAMPLE_TIMESTAMP, exampleAsset } from '../../http/examples.js';
 import { id, numberBetween, pageQuery, requiredText } from '../../http/validation.js';
+import { DEMO_REVIEWERS, DEMO_REVIEWS } from '../../seed/data/catalog.js';
+import { DEFAULT_AVATAR, maskEmail } from './presenters.js';
 
 /** A7 GET topup/review */
 export const topUpReviewListQuery = z.object({ top_up_id: id(), page: pageQuery().optional() });
@@ -16,6 +19,32 @@ export const topUpReviewBody = z.object({ topUpId: id(), ...reviewFields });
 export const cardReviewBody = z.object({ card_id: id(), ...reviewFields });
 
 // ───────────────────────────── responses (spec §2 Review) ─────────────────────────────
+
+/** Example: the first demo review, as the top-up details list it (reviewers' accounts follow the demo account, id 1). */
+const [reviewer, , rating, comment] = DEMO_REVIEWS[0]!;
+const author = DEMO_REVIEWERS[reviewer]!;
+const reviewExample = {
+  id: 1,
+  user_id: reviewer + 2,
+  reviewable_type: 'top_up' as const,
+  reviewable_id: 1,
+  rating,
+  comment,
+  status: 1,
+  created_at: EXAMPLE_TIMESTAMP,
+  updated_at: EXAMPLE_TIMESTAMP,
+  user: {
+    id: reviewer + 2,
+    firstname: author.firstname,
+    lastname: author.lastname,
+    image: null,
+    image_driver: 'local',
+    imgPath: exampleAsset(DEFAULT_AVATAR),
+    LastSeenActivity: false,
+    fullname: `${author.firstname} ${author.lastname}`,
+    email: maskEmail(author.email),
+  },
+};
 
 export const Review = z
   .object({
@@ -40,4 +69,4 @@ export const Review = z
       email: z.string().nullable().optional().openapi({ description: 'Masked; the top-up details list' }),
     }),
   })
-  .openapi('Review');
+  .openapi('Review', { example: reviewExample });

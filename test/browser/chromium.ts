@@ -1,0 +1,80 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type BrowserContextOptions, type Locator, type Page } from 'playwright-core';
+import { afterAll, beforeAll } from 'vitest';
+import { seedDemoData, type DemoCredentials } from '../../src/seed/index.js';
+import { startTestApp, type TestApp } from '../helpers/harness.js';
+
+/** The browser the tests drive: Debian's Chromium (`apt-get install -y chromium`). */
+const CHROMIUM = '/usr/bin/chromium';
+
+/** Screenshots of what a person would see, for a look after a run (not kept in git). */
+const SCREENSHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
+
+/** A browser test drives a whole page (on a machine that may be busy): more time than the suite's default. */
+export const BROWSER_TIMEOUT = { timeout: 90_000 };
+
+/** Headless Chromium; a machine without it fails the browser tests with what to install, never skips them. */
+export async function launchChromium(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`The browser tests drive Chromium at ${CHROMIUM}, which is not installed: run \`apt-get install -y chromium\`.`);
+  }
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'],
+  });
+}
+
+/**
+ * For a test file: a server with the demo store (its credentials in `demo`) and Chromium, started before the
+ * file's tests and closed after them.
+ */
+export function demoStoreAndBrowser(options: { workers?: boolean } = {}) {
+  const store = {} as { app: TestApp; demo: DemoCredentials; browser: Browser };
+  beforeAll(async () => {
+    store.app = await startTestApp(options);
+    store.demo = await seedDemoData(store.app.services.db, store.app.services.config);
+    store.browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await store.browser?.close();
+    await store.app?.close();
+  });
+  return store;
+}
+
+/**
+ * A browser context that may reach `origin` only: every other request is aborted and listed in
+ * `blocked`, so a page that needs the internet shows it (and a test can say so).
+ */
+export async function offlineContext(browser: Browser, origin: string, options: BrowserContextOptions = {}) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...options });
+  // Well within the test's own time limit, so a step that finds nothing says which step it was.
+  context.setDefaultTimeout(10_000);
+  const blocked: string[] = [];
+  await context.route('**/*', (route) => {
+    const url = route.request().url();
+    if (url.startsWith('data:') || new URL(url).origin === origin) return route.continue();
+    blocked.push(url);
+    return route.abort('internetdisconnected');
+  });
+  return { context, blocked };
+}
+
+/** What went wrong on a page: uncaught errors and console errors (a refused script or request shows here). */
+export function pageProblems(page: Page): string[] {
+  const problems: string[] = [];
+  page.on('pageerror', (error) => problems.push(error.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(message.text());
+  });
+  return problems;
+}
+
+/** Saves what `target` (a page, or one element of it) shows as screenshots/<name>.png. */
+export async function screenshot(target: Page | Locator, name: string): Promise<void> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await target.screenshot({ path: `${SCREENSHOTS}${name}.png` });
+}
+

@@ -3,7 +3,9 @@ import { connectDatabase, type Database } from './db/client.js';
 import type { Config } from './env.js';
 import { until } from './lib/deadline.js';
 import { connectionErrors, createLogger, type Logger } from './lib/logger.js';
+import { createMetrics, type Metrics } from './lib/metrics.js';
 import { SharedCache } from './lib/shared-cache.js';
+import { availableCodesPerService, lowStockPerService } from './modules/inventory/stock-levels.js';
 import { createQueues, type Queues } from './queues/index.js';
 
 /** Everything a request handler, a worker or a CLI command may use; built once per process by createServices. */
@@ -13,11 +15,16 @@ export type Services = Database & {
   redis: Redis;
   queues: Queues;
   logger: Logger;
+  /** This process's series for GET /metrics (C16). */
+  metrics: Metrics;
   /** Catalog reads (products, services, campaign), dropped in every process on catalog changes. */
   catalogCache: SharedCache;
   /** Bearer-token lookups (A1 tokens), 30 s at most. */
   tokenCache: SharedCache;
 };
+
+/** The queue states /metrics reports. */
+const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
 
 /** Opens the connections one process needs. The caller closes them with closeServices. */
 export function createServices(config: Config): Services {
@@ -37,12 +44,27 @@ export function createServices(config: Config): Services {
   // without an invalidation; prices change only through campaign sync, which invalidates.
   const catalogCache = new SharedCache(subscriber, redis, `${config.BULLMQ_PREFIX}:catalog-changed`, 2000);
   const tokenCache = new SharedCache(subscriber, redis, `${config.BULLMQ_PREFIX}:tokens-changed`, 30_000);
+  const metrics = createMetrics({
+    // On the producers' connection: with Redis down it fails at once instead of queueing the commands.
+    queueJobs: async () =>
+      (
+        await Promise.all(
+          queues.all.map(async (queue) => {
+            const counts = await queue.getJobCounts(...QUEUE_STATES);
+            return QUEUE_STATES.map((state) => ({ queue: queue.name, state, count: counts[state] ?? 0 }));
+          }),
+        )
+      ).flat(),
+    codesAvailable: () => availableCodesPerService(database.db),
+    lowStock: () => lowStockPerService(database.db),
+  });
   return {
     ...database,
     config,
     redis,
     queues,
     logger,
+    metrics,
     catalogCache,
     tokenCache,
     close: async (deadline = Date.now() + 5000) => {

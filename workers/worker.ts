@@ -1,8 +1,8 @@
-import { UnrecoverableError, Worker } from 'bullmq';
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { z } from 'zod';
 import type { Services } from '../src/services.js';
-import { connectionErrors } from '../src/lib/logger.js';
+import { connectionErrors, type Logger } from '../src/lib/logger.js';
 
 /**
  * `close()` stops taking jobs and waits for the running ones; `release()` then drops the connection at
@@ -10,20 +10,38 @@ import { connectionErrors } from '../src/lib/logger.js';
  */
 export type RunningWorker = { close: () => Promise<void>; release: () => Promise<void> };
 
+/** What a handler gets besides the payload: a logger whose lines name the job and the request behind it. */
+export type JobContext = { logger: Logger };
+
+/**
+ * The job as its log lines name it: queue, job id, and the order (utr) and the request id that placed it,
+ * when the payload has them (payloads hold ids only, never secrets).
+ */
+function jobFields(queue: string, job: Job | undefined) {
+  const { utr, requestId } = (job?.data ?? {}) as { utr?: unknown; requestId?: unknown };
+  return {
+    queue,
+    jobId: job?.id,
+    ...(typeof utr === 'string' ? { utr } : {}),
+    ...(typeof requestId === 'string' ? { requestId } : {}),
+  };
+}
+
 /**
  * A typed BullMQ worker on a Redis connection of its own (maxRetriesPerRequest: null, as BullMQ's
  * blocking commands require). The payload is checked against the queue's schema first: a payload
  * that can never be processed fails at once instead of being retried. Failed jobs are kept
- * (DEFAULT_JOB_OPTIONS) for the dashboard.
+ * (DEFAULT_JOB_OPTIONS) for the dashboard. Every run logs a start and a finish (or failure) line and is
+ * measured (job_duration_seconds, jobs_failed_total).
  */
 export function startQueueWorker<Data, Result>(
   services: Services,
   queueName: string,
   schema: z.ZodType<Data>,
-  process: (data: Data) => Promise<Result>,
+  process: (data: Data, job: JobContext) => Promise<Result>,
   concurrency: number = services.config.WORKER_CONCURRENCY,
 ): RunningWorker {
-  const { config, logger } = services;
+  const { config, logger, metrics } = services;
   const connection = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
   connection.on('error', () => {}); // reported by the worker's own 'error' event below
   const worker = new Worker<Data, Result>(
@@ -31,7 +49,18 @@ export function startQueueWorker<Data, Result>(
     async (job) => {
       const parsed = schema.safeParse(job.data);
       if (!parsed.success) throw new UnrecoverableError(`invalid ${queueName} job: ${parsed.error.message}`);
-      return process(parsed.data);
+      const { utr, ...context } = jobFields(queueName, job);
+      // The utr goes on the start and finish lines only: the handler's own lines name it themselves.
+      const jobLogger = logger.child(context);
+      jobLogger.info({ utr, attempt: job.attemptsMade + 1 }, 'job started');
+      const started = performance.now();
+      try {
+        const result = await process(parsed.data, { logger: jobLogger });
+        jobLogger.info({ utr, durationMs: Math.round(performance.now() - started) }, 'job finished');
+        return result;
+      } finally {
+        metrics.jobRan(queueName, (performance.now() - started) / 1000);
+      }
     },
     {
       connection,
@@ -42,9 +71,11 @@ export function startQueueWorker<Data, Result>(
       stalledInterval: config.JOB_LOCK_SECONDS * 1000,
     },
   );
-  worker.on('failed', (job, err) =>
-    logger.warn({ queue: queueName, jobId: job?.id, attempt: job?.attemptsMade, err }, 'job failed'),
-  );
+  // Also for jobs that never reached a handler (a bad payload, a job stalled too often).
+  worker.on('failed', (job, err) => {
+    metrics.jobFailed(queueName);
+    logger.warn({ ...jobFields(queueName, job), attempt: job?.attemptsMade, err }, 'job failed');
+  });
   worker.on('error', connectionErrors(logger, { queue: queueName }, 'worker error'));
   return {
     // With Redis unreachable a graceful close would wait for it: let go at once instead.

@@ -1,4 +1,4 @@
-import { pino, type Logger as PinoLogger } from 'pino';
+import { pino, type DestinationStream, type Logger as PinoLogger } from 'pino';
 
 /**
  * JSON lines on stderr (pino), so stdout stays clean for CLI output (`seed --json`).
@@ -33,7 +33,8 @@ export function serializeError(err: unknown, redact: string[] = [], depth = 0): 
 
 const scrub = (text: string, secrets: string[]) => secrets.reduce((out, secret) => out.split(secret).join('[redacted]'), text);
 
-export function createLogger(level: LogLevel): Logger {
+/** `destination`: where the lines go (stderr unless a caller, such as a test, collects them). */
+export function createLogger(level: LogLevel, destination: DestinationStream = pino.destination({ dest: 2, sync: true })): Logger {
   return pino(
     {
       level,
@@ -42,7 +43,7 @@ export function createLogger(level: LogLevel): Logger {
       formatters: { level: (label) => ({ level: label }) },
       serializers: { err: (err: unknown) => serializeError(err) },
     },
-    pino.destination({ dest: 2, sync: true }),
+    destination,
   );
 }
 

@@ -28,7 +28,9 @@ describe('operational endpoints (C16)', () => {
       const operation = doc.paths[route.path][route.method];
       expect(operation, `${route.method} ${route.path}`).toBeDefined();
       expect(operation.operationId).toMatch(/^[a-z][A-Za-z0-9]+$/);
-      expect(operation.responses['200'].content['application/json'].schema).toBeDefined();
+      // JSON everywhere but /metrics (Prometheus text).
+      const [success] = Object.values(operation.responses['200'].content) as Array<{ schema?: unknown }>;
+      expect(success?.schema, `${route.method} ${route.path}`).toBeDefined();
       expect(Array.isArray(operation.security)).toBe(true);
     }
     // The token endpoint declares its headers, so the interactive reference can obtain a token.

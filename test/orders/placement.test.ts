@@ -89,11 +89,13 @@ describe('A6 top-up/make-order', () => {
   it('hands the order to the fulfilment queue under its utr', async () => {
     const { api } = await buyer(app);
     const topUp = await createTopUp(app.services.db);
-    const body = await expectJson(await api.postJson('/api/top-up/make-order', { topUpId: topUp.id, serviceId: topUp.services[0]!.id }), 200);
+    const response = await api.postJson('/api/top-up/make-order', { topUpId: topUp.id, serviceId: topUp.services[0]!.id });
+    const body = await expectJson(response, 200);
     const utr = /number is (\S+)\.$/.exec(body.message)![1]!;
     const job = await app.services.queues.fulfilment.getJob(utr);
     const [order] = await app.services.sql`select id from orders where utr = ${utr}`;
-    expect(job?.data).toEqual({ orderId: Number(order!.id), utr });
+    // The request id goes along, so the job's log lines name the request that placed the order.
+    expect(job?.data).toEqual({ orderId: Number(order!.id), utr, requestId: response.headers.get('x-request-id') });
   });
 
   it('sells a campaign top-up service at the campaign price and counts the unit', async () => {

@@ -7,6 +7,7 @@ import { fromCents, toCents } from '../../lib/money.js';
 import { utcToday } from '../../lib/time.js';
 import { PRODUCT_KINDS } from '../../db/kinds.js';
 import { applicableMembership } from '../campaigns/rule.js';
+import { statusChange, unobserved, type StatusObserver } from '../orders/events.js';
 import { canTransition, ORDER_STATUS, transitionOrder, type OrderStatus } from '../orders/state.js';
 
 type LockedOrder = { id: number; account_id: number; kind: string; status: OrderStatus; total: string };
@@ -70,13 +71,15 @@ async function releaseCampaignUnits(tx: Tx, line: RefundLine, units: number, tod
  * Refunds a non-completed order (C8: initiate or stock_short → refund) in one transaction: credits
  * the undelivered value to the balance with an `order_refund` ledger row (at most one per order,
  * enforced by a unique index), releases unsold campaign units and clears what is still owed.
+ * `observe` hears of the status change once the transaction has committed.
  */
 export async function refundOrder(
   db: DbOrTx,
   utr: string,
   reason: string,
+  observe: StatusObserver = unobserved,
 ): Promise<{ utr: string; status: OrderStatus; refunded_amount: string }> {
-  return retryingConflicts(() => db.transaction(async (tx) => {
+  const { refunded, change } = await retryingConflicts(() => db.transaction(async (tx) => {
     const order = await lockOrder(tx, utr);
     if (!canTransition(order.status, ORDER_STATUS.refund)) throw new AppError('invalid_transition');
     const lines = await tx.execute<RefundLine>(sql`
@@ -107,6 +110,8 @@ export async function refundOrder(
     await tx.execute(sql`update ${orderLines} set codes_owed = 0 where order_id = ${order.id} and codes_owed > 0`);
     const moved = await transitionOrder(tx, order.id, ORDER_STATUS.refund, { refundedAmount: amount, note: reason });
     if (!moved) throw new AppError('invalid_transition');
-    return { utr, status: moved.status, refunded_amount: moved.refundedAmount };
+    return { refunded: { utr, status: moved.status, refunded_amount: moved.refundedAmount }, change: statusChange(moved) };
   }));
+  observe(change);
+  return refunded;
 }

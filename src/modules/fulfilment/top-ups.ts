@@ -3,9 +3,11 @@ import type { Db, DbOrTx } from '../../db/client.js';
 import { orderLines, orders, topUps, topUpServices } from '../../db/schema.js';
 import type { Config } from '../../env.js';
 import type { Logger } from '../../lib/logger.js';
+import type { Metrics } from '../../lib/metrics.js';
 import { hmacSha256 } from '../../lib/crypto.js';
 import { DEFAULT_JOB_OPTIONS } from '../../queues/index.js';
 import { AppError } from '../../errors.js';
+import { statusChange, statusObserver, unobserved, type StatusObserver } from '../orders/events.js';
 import { canTransition, ORDER_STATUS, sourcesOf, transitionOrder, type OrderStatus } from '../orders/state.js';
 import { lockOrder, refundOrder } from './refunds.js';
 
@@ -145,10 +147,11 @@ export const DELIVERY_ATTEMPTS = DEFAULT_JOB_OPTIONS.attempts;
  * The manual provider hands every order to an operator at once.
  */
 export async function fulfilTopUpOrder(
-  { db, logger, provider }: { db: Db; logger: Logger; provider: TopUpProvider },
+  { db, logger, metrics, provider }: { db: Db; logger: Logger; metrics: Pick<Metrics, 'orderStatusChanged'>; provider: TopUpProvider },
   orderId: number,
   attempts: number = DELIVERY_ATTEMPTS,
 ): Promise<TopUpFulfilment> {
+  const observe = statusObserver({ logger, metrics });
   const claimed = await claimDelivery(db, orderId);
   if (!claimed) return 'noop';
   const { utr } = claimed.request;
@@ -166,26 +169,31 @@ export async function fulfilTopUpOrder(
     return 'awaiting_operator';
   }
   if (outcome.kind === 'refused') {
-    await refundOrder(db, utr, outcome.reason);
+    await refundOrder(db, utr, outcome.reason, observe);
     return 'refunded';
   }
   const moved = await transitionOrder(db, orderId, ORDER_STATUS.completed);
+  // Top-up orders are never stock_short: a move to completed is from initiate.
+  if (moved) observe(statusChange(moved));
   // An operator refunded it while the provider was delivering: both happened, someone must look.
-  if (!moved) logger.warn({ utr }, 'top-up delivered after the order left initiate');
+  else logger.warn({ utr }, 'top-up delivered after the order left initiate');
   return 'completed';
 }
 
-/** An operator marks a top-up order delivered (initiate → completed). */
+/** An operator marks a top-up order delivered (initiate → completed); `observe` hears of it once committed. */
 export async function completeTopUpOrder(
   db: DbOrTx,
   utr: string,
   note?: string,
+  observe: StatusObserver = unobserved,
 ): Promise<{ utr: string; status: OrderStatus }> {
-  return db.transaction(async (tx) => {
+  const change = await db.transaction(async (tx) => {
     const order = await lockOrder(tx, utr);
     if (order.kind !== 'top_up' || !canTransition(order.status, ORDER_STATUS.completed)) throw new AppError('invalid_transition');
     const moved = await transitionOrder(tx, order.id, ORDER_STATUS.completed, note === undefined ? {} : { note });
     if (!moved) throw new AppError('invalid_transition');
-    return { utr, status: moved.status };
+    return statusChange(moved);
   });
+  observe(change);
+  return { utr, status: change.to };
 }

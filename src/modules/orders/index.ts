@@ -1,2 +1,6 @@
-/** Orders, as the workers see them: the orders still waiting to move on (statuses and their moves stay in state.ts). */
+/**
+ * Orders, as the workers see them: the orders still waiting to move on, and how a status change is logged and
+ * counted (statuses and their moves stay in state.ts).
+ */
+export { statusObserver } from './events.js';
 export { ordersNotMovedOn, type WaitingCursor } from './waiting.js';

@@ -1,6 +1,8 @@
 import type { DbOrTx } from '../../db/client.js';
+import type { ProductKind } from '../../db/schema.js';
 import { validationError } from '../../errors.js';
 import type { Logger } from '../../lib/logger.js';
+import type { Metrics } from '../../lib/metrics.js';
 import { checkCardOrder, checkTopUpOrder, mergeCardLines, newUtr, placeOrder, requestDigest, type CardLineRequest, type Idempotency } from './service.js';
 
 /**
@@ -10,10 +12,14 @@ import { checkCardOrder, checkTopUpOrder, mergeCardLines, newUtr, placeOrder, re
 export type PlacementDeps = {
   db: DbOrTx;
   logger: Logger;
+  metrics: Pick<Metrics, 'orderPlaced'>;
   enqueue: (order: { orderId: number; utr: string }) => Promise<unknown>;
 };
 
-async function handOver(deps: PlacementDeps, order: { orderId: number; utr: string }): Promise<void> {
+/** A new order (not an idempotent replay): counted, logged and handed to fulfilment. */
+async function handOver(deps: PlacementDeps, kind: ProductKind, order: { orderId: number; utr: string }): Promise<void> {
+  deps.metrics.orderPlaced(kind);
+  deps.logger.info({ utr: order.utr, kind }, 'order placed');
   try {
     await deps.enqueue(order);
   } catch (err) {
@@ -44,7 +50,7 @@ export async function placeCardOrder(
     lines,
     idempotency: idempotency(input.idempotencyKey, 'card/make-order', request),
   });
-  if (placed.kind === 'placed') await handOver(deps, placed);
+  if (placed.kind === 'placed') await handOver(deps, 'card', placed);
   return { utr: placed.utr };
 }
 
@@ -63,6 +69,6 @@ export async function placeTopUpOrder(
     lines: [{ serviceId: input.serviceId, quantity: 1, cardId: null }],
     idempotency: idempotency(input.idempotencyKey, 'top-up/make-order', { topUpId: input.topUpId, serviceId: input.serviceId, informations }),
   });
-  if (placed.kind === 'placed') await handOver(deps, placed);
+  if (placed.kind === 'placed') await handOver(deps, 'top_up', placed);
   return { utr: placed.utr };
 }

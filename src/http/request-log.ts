@@ -1,0 +1,36 @@
+import type { Context, MiddlewareHandler } from 'hono';
+import { matchedRoutes } from 'hono/route';
+import type { Logger } from '../lib/logger.js';
+import type { AppEnv } from './context.js';
+
+/** The route label of a request no route answers: one value, so unknown paths never add series. */
+export const UNMATCHED_ROUTE = 'unmatched';
+
+/**
+ * The pattern of the route that answered (`/admin/orders/:utr/refund`), never the raw path. Middleware is
+ * registered for every method; the first route of the request's own method is the endpoint.
+ */
+export const routePattern = (c: Context): string => matchedRoutes(c).find((route) => route.method !== 'ALL')?.path ?? UNMATCHED_ROUTE;
+
+/** A logger whose lines carry the request's id. */
+export const requestLogger = (c: Context<AppEnv>): Logger => c.var.services.logger.child({ requestId: c.var.requestId });
+
+/**
+ * One info line per request (request id, method, route pattern, status, duration, the account when one
+ * signed in) and the request series of /metrics. Nothing of the path, query string, headers or body is
+ * logged: they carry keys, tokens and order-form values.
+ */
+export const requestLog: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const started = performance.now();
+  await next();
+  const seconds = (performance.now() - started) / 1000;
+  const { logger, metrics } = c.var.services;
+  const request = { method: c.req.method, route: routePattern(c), status: c.res.status };
+  metrics.requestServed(request, seconds);
+  // Interface A: the token's account; Interface B: the api key's owner.
+  const accountId = c.var.account?.id ?? c.var.licenseOwner?.id;
+  logger.info(
+    { requestId: c.var.requestId, ...request, durationMs: Math.round(seconds * 10_000) / 10, ...(accountId === undefined ? {} : { accountId }) },
+    'request',
+  );
+};

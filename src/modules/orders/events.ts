@@ -1,0 +1,34 @@
+import type { Logger } from '../../lib/logger.js';
+import type { Metrics } from '../../lib/metrics.js';
+import { STATUS_LABELS, type OrderStatus, type TransitionedOrder } from './state.js';
+
+/** One committed status change of an order: what its log line and counter say. */
+export type StatusChange = { utr: string; kind: string; from: OrderStatus; to: OrderStatus };
+
+/**
+ * Told of each status change once its transaction has committed (a rolled-back move is never reported).
+ * Functions that move orders take one; callers that log and count pass `statusObserver(...)`.
+ */
+export type StatusObserver = (change: StatusChange) => void;
+
+/** For callers that neither log nor count (tools, tests). */
+export const unobserved: StatusObserver = () => {};
+
+/** The change a `transitionOrder` result made (the row carries the status it moved from). */
+export const statusChange = (moved: Pick<TransitionedOrder, 'utr' | 'kind' | 'status' | 'previousStatus'>): StatusChange => ({
+  utr: moved.utr,
+  kind: moved.kind,
+  from: moved.previousStatus,
+  to: moved.status,
+});
+
+/**
+ * One info line (utr, kind, from, to) and one `order_status_changes_total` count per change. Pass the
+ * logger of the request or job that moved the order, so the line carries its request id.
+ */
+export const statusObserver =
+  ({ logger, metrics }: { logger: Logger; metrics: Pick<Metrics, 'orderStatusChanged'> }): StatusObserver =>
+  ({ utr, kind, from, to }) => {
+    metrics.orderStatusChanged(kind, STATUS_LABELS[to]);
+    logger.info({ utr, kind, from: STATUS_LABELS[from], to: STATUS_LABELS[to] }, 'order status changed');
+  };

@@ -1,0 +1,193 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMetrics } from '../../src/lib/metrics.js';
+import { createTestAccount, expectJson } from '../helpers/api.js';
+import { createCard, createCardService, createTopUp } from '../helpers/fixtures.js';
+import { noteStockLevels } from '../../src/modules/inventory/low-stock.js';
+import { startTestApp, type TestApp } from '../helpers/harness.js';
+import { createBuyer, placeCardOrder, placeTopUpOrder, stockCodes, waitFor, waitForStatus } from '../workers/support.js';
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp({ workers: true });
+});
+afterAll(() => app.close());
+
+type Labels = Record<string, string>;
+type Scrape = { text: string; value: (name: string, labels?: Labels) => number; has: (name: string, labels?: Labels) => boolean };
+
+const seriesKey = (name: string, labels: Labels) =>
+  `${name}{${Object.entries(labels)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',')}}`;
+
+/** Reads the Prometheus text format into `name{labels} → value`. */
+function parse(text: string): Scrape {
+  const series = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!match) continue;
+    const labels = Object.fromEntries([...(match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map(([, k, v]) => [k!, v!]));
+    series.set(seriesKey(match[1]!, labels), Number(match[3]));
+  }
+  return {
+    text,
+    value: (name, labels = {}) => series.get(seriesKey(name, labels)) ?? 0,
+    has: (name, labels = {}) => series.has(seriesKey(name, labels)),
+  };
+}
+
+async function scrape(): Promise<Scrape> {
+  // No token: Prometheus scrapes it as it is (C16).
+  const response = await app.request('/metrics');
+  const text = await response.text();
+  expect(response.status, text).toBe(200);
+  expect(response.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+  return parse(text);
+}
+
+const admin = (path: string, body: unknown) =>
+  app.request(path, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${app.adminToken}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+
+const FULFILMENT = { queue: 'order-fulfilment' };
+
+describe('GET /metrics', () => {
+  it('counts the orders placed, their status changes, the requests and the jobs that moved them', async () => {
+    const card = await createCard(app.services.db);
+    const cardServiceId = card.services[0]!.id;
+    await stockCodes(app, cardServiceId, 3);
+    const topUp = await createTopUp(app.services.db);
+    const buyer = await createBuyer(app);
+    const before = await scrape();
+
+    const cardUtr = await placeCardOrder(buyer, [[cardServiceId, 2]]);
+    await waitForStatus(app, cardUtr, 1);
+    // The manual provider leaves the top-up to an operator, who completes it.
+    const topUpUtr = await placeTopUpOrder(app.services.db, buyer, topUp);
+    await waitFor('the top-up to wait for an operator', async () =>
+      (await app.services.db.query.orders.findFirst({ where: (o, { eq }) => eq(o.utr, topUpUtr) }))?.awaitingOperatorSince,
+    );
+    await expectJson(await admin(`/admin/orders/${topUpUtr}/complete`, { note: 'sent in game' }), 200);
+    // A job is measured once its handler returned, just after the order moved.
+    const after = await waitFor('both jobs to be measured', async () => {
+      const now = await scrape();
+      return now.value('job_duration_seconds_count', FULFILMENT) - before.value('job_duration_seconds_count', FULFILMENT) === 2 && now;
+    });
+    const delta = (name: string, labels: Labels) => after.value(name, labels) - before.value(name, labels);
+
+    expect(delta('orders_placed_total', { kind: 'card' })).toBe(1);
+    expect(delta('orders_placed_total', { kind: 'top_up' })).toBe(1);
+    expect(delta('order_status_changes_total', { kind: 'card', status: 'completed' })).toBe(1);
+    expect(delta('order_status_changes_total', { kind: 'top_up', status: 'completed' })).toBe(1);
+    expect(delta('order_status_changes_total', { kind: 'card', status: 'stock_short' })).toBe(0);
+
+    const placed = { method: 'POST', route: '/api/card/make-order', status: '200' };
+    expect(delta('http_requests_total', placed)).toBe(1);
+    expect(delta('http_request_duration_seconds_count', placed)).toBe(1);
+    expect(after.value('http_request_duration_seconds_bucket', { ...placed, le: '+Inf' })).toBe(after.value('http_requests_total', placed));
+    // The route's pattern, never the order number in the path.
+    expect(delta('http_requests_total', { method: 'POST', route: '/admin/orders/:utr/complete', status: '200' })).toBe(1);
+    expect(after.text).not.toContain(topUpUtr);
+
+    expect(after.value('card_codes_available', { card_service_id: String(cardServiceId) })).toBe(1);
+    for (const state of ['waiting', 'active', 'delayed', 'failed']) {
+      expect(after.has('queue_jobs', { ...FULFILMENT, state }), state).toBe(true);
+      expect(after.has('queue_jobs', { queue: 'card-restock', state }), state).toBe(true);
+    }
+    expect(after.value('queue_jobs', { ...FULFILMENT, state: 'waiting' })).toBe(0);
+    // Process metrics.
+    expect(after.value('process_cpu_user_seconds_total')).toBeGreaterThan(0);
+    expect(after.value('nodejs_heap_size_used_bytes')).toBeGreaterThan(0);
+  });
+
+  it('shows a sold-out card service at 0 available codes', async () => {
+    const card = await createCard(app.services.db);
+    const service = { card_service_id: String(card.services[0]!.id) };
+    const now = await scrape();
+    expect(now.has('card_codes_available', service)).toBe(true);
+    expect(now.value('card_codes_available', service)).toBe(0);
+  });
+
+  it('counts every failed attempt of a job', async () => {
+    const before = await scrape();
+    // A payload the queue's schema refuses fails at once, without retries.
+    await app.services.queues.fulfilment.add('fulfil', { orderId: 0, utr: '' });
+    const after = await waitFor('the failure to be counted', async () => {
+      const now = await scrape();
+      return now.value('jobs_failed_total', FULFILMENT) > before.value('jobs_failed_total', FULFILMENT) && now;
+    });
+    expect(after.value('jobs_failed_total', FULFILMENT) - before.value('jobs_failed_total', FULFILMENT)).toBe(1);
+  });
+
+  it('counts webhook deliveries through their recorder', async () => {
+    const before = await scrape();
+    expect(before.text).toContain('# TYPE webhook_deliveries_total counter');
+    app.services.metrics.webhookDelivered('delivered');
+    app.services.metrics.webhookDelivered('retrying');
+    const after = await scrape();
+    expect(after.value('webhook_deliveries_total', { outcome: 'delivered' }) - before.value('webhook_deliveries_total', { outcome: 'delivered' })).toBe(1);
+    expect(after.value('webhook_deliveries_total', { outcome: 'retrying' }) - before.value('webhook_deliveries_total', { outcome: 'retrying' })).toBe(1);
+  });
+
+  it('shows a card service below its low-stock threshold and the alerts it raised', async () => {
+    const { serviceId } = await createCardService(app.services.db, '1.00');
+    const labels = { card_service_id: String(serviceId) };
+    await app.services.sql`update card_services set low_stock_threshold = 5 where id = ${serviceId}`;
+    await stockCodes(app, serviceId, 2);
+    expect((await scrape()).value('low_stock_alerts_total', labels)).toBe(0);
+    expect(await noteStockLevels(app.services.db, serviceId)).toMatchObject([{ available: 2, threshold: 5 }]);
+    const after = await scrape();
+    expect(after.value('low_stock_alerts_total', labels)).toBe(1);
+    expect(after.value('card_service_below_low_stock_threshold', labels)).toBe(1);
+  });
+
+  it('is documented as a text/plain operation', async () => {
+    const doc = await expectJson(await app.request('/openapi.json'), 200);
+    const operation = doc.paths['/metrics'].get;
+    expect(operation.tags).toEqual(['Operations']);
+    expect(operation.security).toEqual([]);
+    expect(Object.keys(operation.responses['200'].content)).toEqual(['text/plain']);
+  });
+});
+
+describe('labels and limits', () => {
+  it('labels a request with its route pattern, and every unknown path with one label', async () => {
+    const keys = await createTestAccount(app);
+    const before = await scrape();
+    await app.request('/admin/card-services/987654/stock', { headers: { Authorization: `Bearer ${app.adminToken}` } });
+    await app.request('/no/such/path/55501');
+    await app.request('/api/nothing-here-55502');
+    // Interface B takes the api key in the query string: it never reaches a label.
+    await app.request(`/license-api/account/details?api_key=${keys.apiKey}`);
+    const after = await scrape();
+    const delta = (labels: Labels) => after.value('http_requests_total', labels) - before.value('http_requests_total', labels);
+
+    expect(delta({ method: 'GET', route: '/admin/card-services/:id/stock', status: '404' })).toBe(1);
+    expect(delta({ method: 'GET', route: 'unmatched', status: '404' })).toBe(2);
+    expect(delta({ method: 'GET', route: '/license-api/account/details', status: '200' })).toBe(1);
+    for (const raw of ['987654', '55501', '55502', keys.apiKey, 'api_key']) expect(after.text).not.toContain(raw);
+  });
+
+  it('leaves out the series of a read that fails or does not answer, instead of holding the scrape', async () => {
+    const metrics = createMetrics(
+      {
+        queueJobs: () => new Promise(() => {}),
+        codesAvailable: () => Promise.reject(new Error('PostgreSQL is down')),
+        lowStock: () => new Promise(() => {}),
+      },
+      { scrapeTimeoutMs: 200 },
+    );
+    const started = Date.now();
+    const text = await metrics.render();
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(text).toContain('# TYPE queue_jobs gauge');
+    expect(text).not.toMatch(/^queue_jobs\{/m);
+    expect(text).not.toMatch(/^card_codes_available\{/m);
+    // The rest of the scrape is there.
+    expect(text).toMatch(/^process_cpu_user_seconds_total \d/m);
+  });
+});

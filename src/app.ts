@@ -1,16 +1,18 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { requestId } from 'hono/request-id';
-import { swaggerUI } from '@hono/swagger-ui';
 import { sql } from 'drizzle-orm';
 import type { AppEnv, Envelope } from './http/context.js';
 import type { Services } from './services.js';
 import { bodyLimit } from './http/body-limit.js';
 import { AppError } from './errors.js';
 import { asAppError } from './http/failures.js';
+import { requestLog } from './http/request-log.js';
 import { endpoint, json } from './http/contract.js';
-import { baseUrl } from './http/urls.js';
-import { protectiveHeaders, protectReadyMadeResponses } from './http/headers.js';
+import { ASSETS_PATH, baseUrl } from './http/urls.js';
+import { protectiveHeaders } from './http/headers.js';
+import { assetFiles } from './http/assets.js';
+import { docsRoutes } from './http/docs.js';
 import { until } from './lib/deadline.js';
 import { LIMITS } from './http/server.js';
 import { adminRoutes } from './modules/admin/routes.js';
@@ -19,6 +21,8 @@ import { catalogRoutes } from './modules/catalog/routes.js';
 import { licenseRoutes } from './modules/license/routes.js';
 import { orderRoutes } from './modules/orders/routes.js';
 import { reviewRoutes } from './modules/reviews/routes.js';
+import { storeRoutes } from './modules/store/routes.js';
+import { webhookAdminRoutes, webhookRoutes } from './modules/webhooks/routes.js';
 
 /** Renders a failure in the caller's envelope: A `{status: failed, errors}`, B `{status: error, msg}`. */
 function failure(c: Context<AppEnv>, error: AppError) {
@@ -48,6 +52,7 @@ export function createApp(services: Services) {
     c.set('envelope', c.req.path.startsWith('/license-api') ? 'B' : 'A');
     await next();
   });
+  app.use('*', requestLog);
   app.use('*', bodyLimit(LIMITS.MAX_BODY_BYTES));
 
   // Interface A: the token endpoint is public; every other route declares `security: 'token'`.
@@ -57,6 +62,7 @@ export function createApp(services: Services) {
   api.route('/', catalogRoutes());
   api.route('/', reviewRoutes());
   api.route('/', orderRoutes());
+  api.route('/', webhookRoutes());
   app.route('/api', api);
 
   const license = new OpenAPIHono<AppEnv>();
@@ -67,6 +73,9 @@ export function createApp(services: Services) {
   const admin = new OpenAPIHono<AppEnv>();
   admin.use('*', envelope('A'));
   admin.route('/', adminRoutes(services));
+  // After adminRoutes: its requireAdmin middleware guards every /admin route.
+  admin.route('/', webhookAdminRoutes());
+  admin.route('/', storeRoutes());
   app.route('/admin', admin);
 
   // Operational endpoints (C16): no token.
@@ -93,6 +102,22 @@ export function createApp(services: Services) {
       return c.json({ status: ready ? ('ready' as const) : ('unavailable' as const), postgres, redis }, ready ? 200 : 503);
     },
   );
+  const metrics = endpoint({
+    method: 'get',
+    path: '/metrics',
+    summary: 'Requests, orders, queues, jobs, stock and process metrics (Prometheus text format)',
+    tag: 'Operations',
+    ok: z.string(),
+    envelope: 'whole',
+  });
+  const exposition = z.string().openapi({ example: 'orders_placed_total{kind="card"} 42' });
+  app.openapi(
+    {
+      ...metrics,
+      responses: { ...metrics.responses, 200: { description: 'Every series of this process', content: { 'text/plain': { schema: exposition } } } },
+    },
+    async (c) => c.text(await services.metrics.render(), 200, { 'Content-Type': services.metrics.contentType }),
+  );
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerToken', {
     type: 'http',
     scheme: 'bearer',
@@ -115,7 +140,8 @@ export function createApp(services: Services) {
     },
     servers: [{ url: baseUrl(c), description: 'This server' }],
   }));
-  app.get('/docs', protectReadyMadeResponses, swaggerUI({ url: '/openapi.json' }));
+  app.route('/docs', docsRoutes());
+  app.get(`${ASSETS_PATH}/*`, assetFiles);
 
   app.notFound((c) => failure(c, new AppError('route_not_found')));
   app.onError((err, c) => failure(c, asAppError(c, err)));

@@ -15,7 +15,8 @@ const positiveInt = z.coerce
 
 /** A URL of one of `schemes`, e.g. `postgres:` (a MySQL URL in DATABASE_URL is named as such at start). */
 const urlOf = (...schemes: string[]) =>
-  z.url().refine((url) => schemes.includes(new URL(url).protocol), {
+  // A value that is no URL at all gets z.url()'s message only.
+  z.url().refine((url) => !URL.canParse(url) || schemes.includes(new URL(url).protocol), {
     message: `must be a ${schemes.map((s) => `${s}//`).join(' or ')} URL`,
   });
 
@@ -27,6 +28,8 @@ const EnvSchema = z.object({
   PORT: z.coerce.number({ error: 'must be a number' }).int({ error: 'must be a whole number' }).min(0).max(65535, { error: 'must be at most 65535' }).default(3000),
   HOST: z.string().min(1).default('0.0.0.0'),
   PUBLIC_BASE_URL: z.url().optional(),
+  /** Where the stored image paths are served from (a CDN, say); unset: this service's own /assets/. */
+  ASSET_BASE_URL: urlOf('http:', 'https:').optional(),
   TOKEN_TTL_SECONDS: positiveInt.default(86400),
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   CODE_ENCRYPTION_KEY: z
@@ -54,6 +57,11 @@ const EnvSchema = z.object({
   TOPUP_PROVIDER_URL: z.url().optional(),
   TOPUP_PROVIDER_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
+  /** Where operators get `stock.low` (C17), signed with ADMIN_WEBHOOK_SECRET (`whsec_…`). */
+  ADMIN_WEBHOOK_URL: z.url().optional(),
+  ADMIN_WEBHOOK_SECRET: z.string().regex(/^whsec_[A-Za-z0-9+/=]{24,}$/, 'must be whsec_ followed by base64 (24+ characters)').optional(),
+  /** Lets webhook endpoints use http and private or loopback addresses: for tests and local receivers only. */
+  WEBHOOK_ALLOW_PRIVATE: booleanFlag.default(false),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
 });
 
@@ -78,6 +86,9 @@ export function parseEnv(source: Record<string, string | undefined> = process.en
   const env = result.data;
   if (env.TOPUP_PROVIDER === 'http' && (!env.TOPUP_PROVIDER_URL || !env.TOPUP_PROVIDER_SECRET)) {
     throw new ConfigError('TOPUP_PROVIDER_URL, TOPUP_PROVIDER_SECRET: required when TOPUP_PROVIDER=http');
+  }
+  if (env.ADMIN_WEBHOOK_URL && !env.ADMIN_WEBHOOK_SECRET) {
+    throw new ConfigError('ADMIN_WEBHOOK_SECRET: required when ADMIN_WEBHOOK_URL is set');
   }
   return env;
 }

@@ -1,28 +1,47 @@
 import type { Services } from '../src/services.js';
 import { until } from '../src/lib/deadline.js';
-import { syncCampaigns } from '../src/modules/campaigns/index.js';
 import { fulfilOrder, restockCardService, topUpProvider } from '../src/modules/fulfilment/index.js';
-import { CampaignSyncJob, FulfilmentJob, QUEUE_NAMES, RestockJob } from '../src/queues/index.js';
+import { statusObserver } from '../src/modules/orders/index.js';
+import { FulfilmentJob, QUEUE_NAMES, RestockJob, WebhookJob } from '../src/queues/index.js';
+import { attemptDelivery } from '../src/modules/webhooks/index.js';
 import { startCampaignSync } from './campaign-sync.js';
+import { startStockKeeping } from './stock-keeping.js';
 import { startReconciler, type ReconcilerOptions } from './reconciler.js';
+import { startWebhookRelay, type WebhookRelayOptions } from './webhook-relay.js';
 import { startQueueWorker } from './worker.js';
 
 /** `close(deadline)`: stop taking jobs, let the running ones finish until `deadline` (epoch ms), then let go. */
 export type RunningWorkers = { close: (deadline?: number) => Promise<void> };
 
-export type WorkerOptions = { reconciler?: ReconcilerOptions };
+export type WorkerOptions = {
+  reconciler?: ReconcilerOptions;
+  webhookRelay?: WebhookRelayOptions;
+  /** Overrides the webhook retry schedule (tests). */
+  webhookRetryDelaysMs?: readonly number[];
+};
 
 /** Starts every BullMQ worker and scheduler of this service in the current process. */
 export async function startWorkers(services: Services, options: WorkerOptions = {}): Promise<RunningWorkers> {
-  const fulfilment = { db: services.db, logger: services.logger, provider: topUpProvider(services.config) };
+  const fulfilment = { db: services.db, metrics: services.metrics, provider: topUpProvider(services.config) };
+  const delivery = { db: services.db, config: services.config, metrics: services.metrics, retryDelaysMs: options.webhookRetryDelaysMs };
   const workers = [
-    startQueueWorker(services, QUEUE_NAMES.fulfilment, FulfilmentJob, (job) => fulfilOrder(fulfilment, job.orderId)),
-    startQueueWorker(services, QUEUE_NAMES.restock, RestockJob, (job) => restockCardService(services.db, job.cardServiceId)),
-    // Syncs serialise on an advisory lock: one at a time per process is enough.
-    startQueueWorker(services, QUEUE_NAMES.campaignSync, CampaignSyncJob, () => syncCampaigns(services.db), 1),
+    // Each job logs through its own logger: its lines carry the job and the request that placed the order.
+    startQueueWorker(services, QUEUE_NAMES.fulfilment, FulfilmentJob, (job, { logger }) => fulfilOrder({ ...fulfilment, logger }, job.orderId)),
+    startQueueWorker(services, QUEUE_NAMES.restock, RestockJob, (job, { logger }) =>
+      restockCardService(services.db, job.cardServiceId, statusObserver({ logger, metrics: services.metrics })),
+    ),
+    // Deliveries wait on the network, not on the database: more of them at once than other jobs.
+    startQueueWorker(services, QUEUE_NAMES.webhooks, WebhookJob, (job) => attemptDelivery(delivery, job.deliveryId), 32),
   ];
-  // Timers, not Redis-stored schedules: they keep running after Redis loses its data.
-  const timers = [startReconciler(services, options.reconciler), startCampaignSync(services)];
+  // Timers, not Redis-stored schedules: they keep running after Redis loses its data. Campaign sync is
+  // one such timer (every 2 s, one process at a time on an advisory lock); store changes also run it in
+  // their own transaction, so a campaign change takes effect at once.
+  const timers = [
+    startReconciler(services, options.reconciler),
+    startCampaignSync(services),
+    startWebhookRelay(services, options.webhookRelay),
+    startStockKeeping(services),
+  ];
   return {
     close: async (deadline = Date.now() + 10_000) => {
       await Promise.all([...timers, ...workers].map((w) => until(deadline, w.close())));

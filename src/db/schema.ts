@@ -262,13 +262,30 @@ export const cardServices = pgTable(
     cardId: integer('card_id')
       .notNull()
       .references(() => cards.id),
+    /** Operators get `stock.low` when the unassigned codes fall below this; 0 turns the alert off (C17). */
+    lowStockThreshold: integer('low_stock_threshold').notNull().default(0),
+    /** Set when the alert went out for the current crossing, cleared once stock is back at the threshold. */
+    lowStockAlerted: boolean('low_stock_alerted').notNull().default(false),
   },
   (t) => [
     index('card_services_card_idx').on(t.cardId),
+    check('card_services_low_stock_threshold_ck', sql`${t.lowStockThreshold} >= 0`),
     check('card_services_cap_ck', sql`${t.offeredSell} <= ${t.maxSell} or ${t.isOffered} = 0`),
     check('card_services_discount_type_ck', sql`${t.discountType} in ('percentage', 'flat')`),
   ],
 );
+
+/**
+ * Card sales not yet added to `cards.sell_count`. Fulfilment appends here instead of updating the card row, so
+ * concurrent fulfilments of one card never queue on its lock; a timer in the worker processes folds the rows in.
+ */
+export const cardSales = pgTable('card_sales', {
+  id: bigId(),
+  cardId: integer('card_id')
+    .notNull()
+    .references(() => cards.id),
+  sold: integer('sold').notNull(),
+});
 
 /** Inventory. A code is assigned to at most one order line, ever (order_line_id set once). */
 export const cardCodes = pgTable(
@@ -540,4 +557,92 @@ export const licensePurchases = pgTable(
     createdAt: createdAt(),
   },
   (t) => [uniqueIndex('license_purchases_code_hash_uq').on(t.codeHash), index('license_purchases_item_idx').on(t.itemId)],
+);
+
+// ───────────────────────────── webhooks (C17) ─────────────────────────────
+
+export type WebhookEventType = 'order.completed' | 'order.stock_short' | 'order.refunded' | 'webhook.test' | 'stock.low';
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'skipped';
+
+/** Where an account wants its events. Deleted endpoints stay (their deliveries keep their history). */
+export const webhookEndpoints = pgTable(
+  'webhook_endpoints',
+  {
+    id: id(),
+    accountId: integer('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    url: text('url').notNull(),
+    /** The event types wanted; null: all of them. */
+    events: text('events').array().$type<WebhookEventType[]>(),
+    /** The signing secret (`whsec_…`), AES-256-GCM sealed with the code key: it is needed in clear to sign. */
+    secretSealed: bytea('secret_sealed').notNull(),
+    enabled: boolean('enabled').notNull().default(true),
+    /** Start of the current run of failed attempts; 5 days of it disable the endpoint. */
+    failingSince: ts('failing_since'),
+    disabledAt: ts('disabled_at'),
+    deletedAt: ts('deleted_at'),
+    createdAt: createdAt(),
+  },
+  (t) => [index('webhook_endpoints_account_idx').on(t.accountId).where(sql`${t.deletedAt} is null`)],
+);
+
+/**
+ * The outbox: one row per event, written in the same transaction as the change that causes it.
+ * `account_id` null: an operator event (stock.low), delivered to ADMIN_WEBHOOK_URL.
+ */
+export const webhookEvents = pgTable(
+  'webhook_events',
+  {
+    id: bigId(),
+    type: varchar('type', { length: 40 }).$type<WebhookEventType>().notNull(),
+    accountId: integer('account_id').references(() => accounts.id),
+    data: jsonb('data').$type<Record<string, unknown>>().notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index('webhook_events_account_idx').on(t.accountId, t.id)],
+);
+
+/** One event on its way to one endpoint (endpoint null: the operators' ADMIN_WEBHOOK_URL). */
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    id: bigId(),
+    eventId: bigint('event_id', { mode: 'number' })
+      .notNull()
+      .references(() => webhookEvents.id),
+    endpointId: integer('endpoint_id').references(() => webhookEndpoints.id),
+    status: varchar('status', { length: 10 }).$type<DeliveryStatus>().notNull().default('pending'),
+    attempts: smallint('attempts').notNull().default(0),
+    nextAttemptAt: ts('next_attempt_at').notNull().defaultNow(),
+    /** When the relay last handed it to the queue; a job Redis lost is handed again after a while. */
+    enqueuedAt: ts('enqueued_at'),
+    lastStatusCode: smallint('last_status_code'),
+    lastError: text('last_error'),
+    deliveredAt: ts('delivered_at'),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index('webhook_deliveries_due_idx').on(t.nextAttemptAt, t.id).where(sql`${t.status} = 'pending'`),
+    index('webhook_deliveries_status_idx').on(t.status, t.id),
+    index('webhook_deliveries_event_idx').on(t.eventId),
+    check('webhook_deliveries_status_ck', sql`${t.status} in ('pending', 'delivered', 'failed', 'skipped')`),
+  ],
+);
+
+/** Every attempt, as the receiver answered it (status, time taken, the start of the body). */
+export const webhookAttempts = pgTable(
+  'webhook_attempts',
+  {
+    id: bigId(),
+    deliveryId: bigint('delivery_id', { mode: 'number' })
+      .notNull()
+      .references(() => webhookDeliveries.id),
+    statusCode: smallint('status_code'),
+    durationMs: integer('duration_ms').notNull(),
+    responseExcerpt: text('response_excerpt'),
+    error: text('error'),
+    attemptedAt: createdAt(),
+  },
+  (t) => [index('webhook_attempts_delivery_idx').on(t.deliveryId, t.id)],
 );

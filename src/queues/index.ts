@@ -9,25 +9,34 @@ import { withTimeout } from '../lib/deadline.js';
 export const QUEUE_NAMES = {
   fulfilment: 'order-fulfilment',
   restock: 'card-restock',
-  campaignSync: 'campaign-sync',
+  webhooks: 'webhook-delivery',
 } as const;
 
-/** Moves one order on (jobId = the order's utr, so a repeated enqueue is a no-op). */
-export const FulfilmentJob = z.object({ orderId: z.number().int().positive(), utr: z.string().min(1) });
+/**
+ * Moves one order on (jobId = the order's utr, so a repeated enqueue is a no-op). `requestId`: the request that
+ * placed it, so its log lines can be found by that id (the reconciler re-enqueues without one).
+ */
+export const FulfilmentJob = z.object({ orderId: z.number().int().positive(), utr: z.string().min(1), requestId: z.string().optional() });
 export type FulfilmentJob = z.infer<typeof FulfilmentJob>;
 
 /** Fulfils the `stock_short` orders waiting for codes of one card service. */
 export const RestockJob = z.object({ cardServiceId: z.number().int().positive() });
 export type RestockJob = z.infer<typeof RestockJob>;
 
-/** Brings services in line with the running campaigns (start, end, cap). */
-export const CampaignSyncJob = z.object({});
-export type CampaignSyncJob = z.infer<typeof CampaignSyncJob>;
+/** One attempt of one webhook delivery (jobId = `webhook-<delivery id>-<hand-off ms>`: one job per hand-off). */
+export const WebhookJob = z.object({ deliveryId: z.number().int().positive() });
+export type WebhookJob = z.infer<typeof WebhookJob>;
+
+/** The jobs of deliveries handed to the queue at `handOff` (ms). */
+export const webhookJobs = (due: Array<{ id: number; handOff: number }>) =>
+  due.map(({ id, handOff }) => ({ name: 'deliver', data: { deliveryId: id }, opts: { jobId: `webhook-${id}-${handOff}` } }));
 
 export type Queues = {
   fulfilment: Queue<FulfilmentJob>;
   restock: Queue<RestockJob>;
-  campaignSync: Queue<CampaignSyncJob>;
+  webhooks: Queue<WebhookJob>;
+  /** Adds a fulfilment job (data, jobId), batched: see batchedAdder. */
+  addFulfilment: (job: FulfilmentJob, jobId: string) => Promise<void>;
   all: Queue[];
   close: () => Promise<void>;
 };
@@ -44,16 +53,45 @@ export function createQueues(connection: ConnectionOptions, prefix: string): Que
   const open = <T>(name: string) => new Queue<T>(name, { connection, prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
   const fulfilment = open<FulfilmentJob>(QUEUE_NAMES.fulfilment);
   const restock = open<RestockJob>(QUEUE_NAMES.restock);
-  const campaignSync = open<CampaignSyncJob>(QUEUE_NAMES.campaignSync);
-  const all = [fulfilment, restock, campaignSync] as Queue[];
-  return { fulfilment, restock, campaignSync, all, close: async () => void (await Promise.all(all.map((q) => q.close()))) };
+  const webhooks = open<WebhookJob>(QUEUE_NAMES.webhooks);
+  const all = [fulfilment, restock, webhooks] as Queue[];
+  const addFulfilment = batchedAdder(fulfilment, 'fulfil');
+  return { fulfilment, restock, webhooks, addFulfilment, all, close: async () => void (await Promise.all(all.map((q) => q.close()))) };
 }
 
 /**
- * Hands a placed order to the fulfilment queue (jobId = utr, so a repeat is a no-op). A Redis that hangs
- * must not hold the client's answer back: after `timeoutMs` the order is left to the reconciler.
+ * Gathers the jobs added within `windowMs` (or `max` of them) and adds them with one addBulk: one Redis round
+ * trip for many orders under load, a couple of milliseconds' wait when idle. Each caller learns whether its
+ * batch went in; a batch Redis refused fails all its callers, whose orders the reconciler enqueues later.
+ */
+function batchedAdder(queue: Queue<FulfilmentJob>, name: string, { windowMs = 2, max = 500 } = {}) {
+  type Waiting = { data: FulfilmentJob; jobId: string; settle: (err?: unknown) => void };
+  let waiting: Waiting[] = [];
+  let timer: NodeJS.Timeout | null = null;
+  const flush = () => {
+    if (timer) clearTimeout(timer);
+    timer = null;
+    const batch = waiting;
+    waiting = [];
+    queue.addBulk(batch.map(({ data, jobId }) => ({ name, data, opts: { jobId } }))).then(
+      () => batch.forEach((w) => w.settle()),
+      (err: unknown) => batch.forEach((w) => w.settle(err ?? new Error('addBulk failed'))),
+    );
+  };
+  return (data: FulfilmentJob, jobId: string) =>
+    new Promise<void>((resolve, reject) => {
+      waiting.push({ data, jobId, settle: (err) => (err === undefined ? resolve() : reject(err)) });
+      if (waiting.length >= max) flush();
+      else timer ??= setTimeout(flush, windowMs);
+    });
+}
+
+/**
+ * Hands a placed order to the fulfilment queue (jobId = utr, so a repeat is a no-op), batched with the orders
+ * placed at the same moment. A Redis that hangs must not hold the client's answer back: after `timeoutMs` the
+ * order is left to the reconciler.
  */
 export const enqueueFulfilment =
-  (queues: Pick<Queues, 'fulfilment'>, timeoutMs = 2000) =>
-  ({ orderId, utr }: FulfilmentJob) =>
-    withTimeout(timeoutMs, queues.fulfilment.add('fulfil', { orderId, utr }, { jobId: utr }));
+  (queues: Pick<Queues, 'addFulfilment'>, timeoutMs = 2000) =>
+  ({ orderId, utr, requestId }: FulfilmentJob) =>
+    withTimeout(timeoutMs, queues.addFulfilment({ orderId, utr, ...(requestId === undefined ? {} : { requestId }) }, utr));

@@ -1,4 +1,6 @@
 import { sql as dsql } from 'drizzle-orm';
+import { encrypt } from '../../src/lib/crypto.js';
+import { newWebhookSecret } from '../../src/lib/webhook-signature.js';
 import postgres from 'postgres';
 import type { Db, Sql } from '../../src/db/client.js';
 import { ensureDatabase, migrateDatabase } from '../../src/db/migrate.js';
@@ -270,4 +272,12 @@ async function inBatches<T>(count: number, parallel: number, task: (i: number) =
     }),
   );
   return results;
+}
+
+/** One webhook endpoint per account, all at `url` (a receiver in the bench process). */
+export async function registerEndpoints(sql: Sql, key: Buffer, accountIds: number[], url: string): Promise<void> {
+  const sealed = encrypt(key, newWebhookSecret());
+  await sql`
+    insert into webhook_endpoints (account_id, url, secret_sealed)
+    select id, ${url}, ${sealed} from unnest(${accountIds}::int[]) as id`;
 }

@@ -12,7 +12,8 @@ import { connectDatabase, type Database } from '../../src/db/client.js';
 import { loadConfig } from '../../src/env.js';
 import { QUEUE_NAMES } from '../../src/queues/index.js';
 import { bareHonoCeiling, bullmqCeiling, rawTxCeiling, removeRawTxRows } from './ceilings.js';
-import { createAccounts, dropDatabase, issueTokens, loadCatalog, loadCodes, loadOrderHistory, loadReviews, resetDatabase } from './data.js';
+import { createAccounts, dropDatabase, issueTokens, loadCatalog, loadCodes, loadOrderHistory, loadReviews, registerEndpoints, resetDatabase } from './data.js';
+import { startCountingReceiver } from './receiver.js';
 import { freePort, sleep, spawnTs, waitForHttp, type Child } from '../helpers/processes.js';
 import { Report } from './report.js';
 import { cardOrders, endToEnd, measureHttp, reads, topUpOrders, waitForCardOrders, type Target } from './scenarios.js';
@@ -40,6 +41,8 @@ const serviceEnv = {
   HOST: '127.0.0.1',
   PORT: String(port),
   LOG_LEVEL: 'error',
+  // The webhook scenario's receiver listens on 127.0.0.1.
+  WEBHOOK_ALLOW_PRIVATE: 'true',
 };
 const config = loadConfig(serviceEnv);
 
@@ -133,6 +136,17 @@ async function measureService(report: Report, { sql }: Database, { catalog, many
   await worker.stop();
   secondWorker = null;
 
+  step('with one webhook endpoint per account (C17): placement and fulfilment write the outbox, workers deliver');
+  const receiver = await startCountingReceiver();
+  cleanups.push(() => receiver.close());
+  await registerEndpoints(sql, key, [...many, hot].map((a) => a.id), receiver.url);
+  report.add('placement.card.webhooks', await measureHttp(target, cardOrders(catalog, tokens)), 'placement.card');
+  await drain(target);
+  report.add('e2e.card.webhooks', await endToEnd(target, cardOrders(catalog, tokens), size.e2eOrders), 'e2e.card.1-worker');
+  await drain(target);
+  report.add('webhooks.delivered', await deliveriesSettled(sql, receiver), null);
+  await sql`update webhook_endpoints set deleted_at = now()`;
+
   step('reads');
   const read = reads(catalog, tokens);
   for (const name of ['top-up-list', 'top-up-details', 'card-services', 'card-orders'] as const) {
@@ -172,6 +186,30 @@ async function waitForWorkers(count: number, child: Child): Promise<void> {
   } finally {
     await queue.close();
   }
+}
+
+/** Deliveries per second from the first event to the last delivery, once every delivery has settled. */
+async function deliveriesSettled(sql: Database['sql'], receiver: { received: () => number }): Promise<{ rps: number; p50_ms: number; p99_ms: number; errors: number; note: string }> {
+  const deadline = Date.now() + 300_000;
+  for (;;) {
+    const [row] = await sql`select count(*) filter (where status = 'pending')::int as pending from webhook_deliveries`;
+    if (row!.pending === 0 || Date.now() > deadline) break;
+    await sleep(200);
+  }
+  const [row] = await sql`
+    select count(*) filter (where d.status = 'delivered')::int as delivered,
+           count(*) filter (where d.status <> 'delivered')::int as other,
+           extract(epoch from max(d.delivered_at) - min(e.created_at)) as seconds,
+           percentile_cont(0.5) within group (order by extract(epoch from d.delivered_at - e.created_at) * 1000) as p50,
+           percentile_cont(0.99) within group (order by extract(epoch from d.delivered_at - e.created_at) * 1000) as p99
+    from webhook_deliveries d join webhook_events e on e.id = d.event_id`;
+  return {
+    rps: row!.delivered / Number(row!.seconds ?? 1),
+    p50_ms: Number(row!.p50 ?? 0),
+    p99_ms: Number(row!.p99 ?? 0),
+    errors: row!.other,
+    note: `${row!.delivered} delivered (event written → receiver answered), ${receiver.received()} requests received`,
+  };
 }
 
 async function drain(target: Target): Promise<void> {

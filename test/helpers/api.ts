@@ -47,6 +47,7 @@ export function client(app: TestApp, token: string) {
   const headers = { Authorization: `Bearer ${token}` };
   return {
     get: (path: string) => app.request(path, { headers }),
+    delete: (path: string) => app.request(path, { method: 'DELETE', headers }),
     postJson: (path: string, body: unknown, extra: Record<string, string> = {}) =>
       app.request(path, { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json', ...extra }, body: JSON.stringify(body) }),
     postForm: (path: string, fields: Record<string, string | string[]>, extra: Record<string, string> = {}) => {

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import postgres from 'postgres';
 import { expect, inject } from 'vitest';
 import { checkContract } from './contract.js';
-import { startWorkers, type RunningWorkers } from '../../workers/index.js';
+import { startWorkers, type RunningWorkers, type WorkerOptions } from '../../workers/index.js';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/env.js';
 import type { Services } from '../../src/services.js';
@@ -47,7 +47,7 @@ export async function createTestDatabase(): Promise<{ url: string; name: string;
 }
 
 export async function startTestApp(
-  options: { env?: Record<string, string>; workers?: boolean } = {},
+  options: { env?: Record<string, string>; workers?: boolean; workerOptions?: WorkerOptions } = {},
 ): Promise<TestApp> {
   const database = await createTestDatabase();
   const name = database.name;
@@ -71,7 +71,7 @@ export async function startTestApp(
   await new Promise((resolve) => server.once('listening', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   let workers: RunningWorkers | null = null;
-  if (options.workers) workers = await startWorkers(services);
+  if (options.workers) workers = await startWorkers(services, options.workerOptions);
 
   return {
     services,
@@ -79,7 +79,7 @@ export async function startTestApp(
     adminToken,
     request: (path, init) => fetch(`${baseUrl}${path}`, init),
     startWorkers: async () => {
-      workers ??= await startWorkers(services);
+      workers ??= await startWorkers(services, options.workerOptions);
     },
     close: async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));

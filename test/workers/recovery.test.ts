@@ -58,16 +58,16 @@ describe('recovery', () => {
     await stockCodes(app, service.id, 4);
     const utr = await placeCardOrder(buyer, [[service.id, 2]]);
 
-    // Hold the card's row so the worker stops after assigning codes, before its commit.
+    // Hold the outbox table so the worker stops after assigning codes, at the status move before its commit.
     const blocker = await app.services.sql.reserve();
     try {
       await blocker`begin`;
-      await blocker`select 1 from cards where id = ${card.id} for update`;
+      await blocker`lock table webhook_events in exclusive mode`;
       await start();
       const victim = await waitFor('the worker to block', async () => {
         const [row] = await app.services.db.execute<{ pid: number }>(sql`
           select pid from pg_stat_activity
-          where datname = current_database() and wait_event_type = 'Lock' and query like '%sell_count%'`);
+          where datname = current_database() and wait_event_type = 'Lock' and query like '%update orders set%'`);
         return row;
       });
       // Cancelling the blocked statement aborts the worker's transaction mid-way, as a crash would.

@@ -97,6 +97,9 @@ export async function expectLedgerConsistent(db: DbOrTx, accountId: number): Pro
 }
 
 export async function sellCount(db: DbOrTx, cardId: number): Promise<number> {
-  const [row] = await db.execute<{ sell_count: number }>(sql`select sell_count from cards where id = ${cardId}`);
-  return row!.sell_count;
+  // Sales not yet folded into the card row count too.
+  const [row] = await db.execute<{ sold: number }>(sql`
+    select sell_count + coalesce((select sum(sold) from card_sales where card_id = ${cardId}), 0)::int as sold
+    from cards where id = ${cardId}`);
+  return row!.sold;
 }

@@ -1,6 +1,7 @@
 import { createMiddleware } from 'hono/factory';
 import type { AppEnv } from '../../http/context.js';
 import { AppError } from '../../errors.js';
+import { ADMIN } from '../../http/contract.js';
 import { matchesDigest, sha256 } from '../../lib/crypto.js';
 
 /** The presented admin token, compared in constant time against the configured one. */
@@ -38,3 +39,9 @@ export const requireAdmin = (options: { basic?: boolean } = {}) =>
     }
     await next();
   });
+
+/**
+ * The guard of an operator route (C13): documented as `adminToken` and enforced on the route itself, so a
+ * router mounted under /admin is protected wherever it is mounted.
+ */
+export const adminOnly = { ...ADMIN, middleware: requireAdmin() };

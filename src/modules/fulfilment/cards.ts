@@ -1,73 +1,87 @@
 import { sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client.js';
-import { cardCodes, cardServices, cards, orderLines, orders } from '../../db/schema.js';
-import { canTransition, ORDER_STATUS, transitionOrder, type OrderStatus } from '../orders/state.js';
+import { cardCodes, cardSales, cardServices, orderLines, orders } from '../../db/schema.js';
+import { noteStockLevels } from '../inventory/low-stock.js';
+import { statusChange, unobserved, type StatusChange, type StatusObserver } from '../orders/events.js';
+import { canTransition, ORDER_STATUS, sourcesOf, transitionOrder, type OrderStatus } from '../orders/state.js';
 
 export type CardFulfilment = 'completed' | 'stock_short' | 'noop';
 
 /** Key space of the per-service restock lock (two-int advisory locks never collide with one-bigint ones). */
 const RESTOCK_LOCK_SPACE = 7301004;
 
-/** Raw SQL reads bigint ids as strings; they only go back into SQL. */
-type OwedLine = { id: string; card_service_id: number; card_id: number; codes_owed: number };
+/** What the assignment statement found and did: the order's status before, and per line what it got. */
+type Assignment = { status: OrderStatus; drawn_services: number[] | null; short: boolean };
 
 /**
  * Hands free codes to every line of a card order that is still owed some, in one transaction:
  * all lines full → `completed`, any line short → `stock_short`. Free codes are taken oldest first
  * with SKIP LOCKED, so concurrent fulfilments never wait on each other and never share a code.
  * Idempotent: an order that is complete, refunded or has no new stock to take is left as it is.
+ * Two statements whatever the number of lines: the assignment and the status move (with its outbox event);
+ * then a low-stock check per service drawn from.
+ * `observe` hears of the status change once the transaction has committed.
  */
-export async function fulfilCardOrder(db: DbOrTx, orderId: number): Promise<CardFulfilment> {
-  return db.transaction(async (tx) => {
-    // The order row lock serialises this with refunds and with a second run of the same job.
-    const [order] = await tx.execute<{ status: OrderStatus; kind: string }>(
-      sql`select status, kind from ${orders} where id = ${orderId} for no key update`,
-    );
-    if (!order || order.kind !== 'card') return 'noop';
-    if (!canTransition(order.status, ORDER_STATUS.completed)) return 'noop';
-
-    const lines = await tx.execute<OwedLine>(sql`
-      select l.id, l.card_service_id, s.card_id, l.codes_owed
-      from ${orderLines} l join ${cardServices} s on s.id = l.card_service_id
-      where l.order_id = ${orderId} and l.codes_owed > 0
-      order by l.id`);
-    const soldPerCard = new Map<number, number>();
-    let short = false;
-    for (const line of lines) {
-      const { delivered, owed } = await assignCodes(tx, line);
-      if (delivered > 0) soldPerCard.set(line.card_id, (soldPerCard.get(line.card_id) ?? 0) + delivered);
-      if (owed > 0) short = true;
-    }
-    if (!short) await transitionOrder(tx, orderId, ORDER_STATUS.completed);
-    else if (order.status === ORDER_STATUS.initiate) await transitionOrder(tx, orderId, ORDER_STATUS.stock_short);
-    // Last, so the shared counter rows stay locked only until the commit; ascending card ids keep
-    // concurrent fulfilments locking them in the same order.
-    for (const [cardId, sold] of [...soldPerCard].sort(([a], [b]) => a - b)) {
-      await tx.execute(sql`update ${cards} set sell_count = sell_count + ${sold} where id = ${cardId}`);
-    }
-    return short ? 'stock_short' : 'completed';
+export async function fulfilCardOrder(db: DbOrTx, orderId: number, observe: StatusObserver = unobserved): Promise<CardFulfilment> {
+  let change = null as StatusChange | null;
+  const outcome = await db.transaction(async (tx): Promise<CardFulfilment> => {
+    const found = await assignOwedCodes(tx, orderId);
+    if (!found || !canTransition(found.status, ORDER_STATUS.completed)) return 'noop';
+    const to = !found.short ? ORDER_STATUS.completed : found.status === ORDER_STATUS.initiate ? ORDER_STATUS.stock_short : null;
+    const moved = to === null ? null : await transitionOrder(tx, orderId, to);
+    if (moved) change = statusChange(moved);
+    for (const cardServiceId of found.drawn_services ?? []) await noteStockLevels(tx, cardServiceId);
+    return found.short ? 'stock_short' : 'completed';
   });
+  if (change) observe(change);
+  return outcome;
 }
 
-/** Assigns up to `codes_owed` free codes of the line's service to it; returns how many and what is still owed. */
-async function assignCodes(tx: Tx, line: OwedLine): Promise<{ delivered: number; owed: number }> {
-  const [row] = await tx.execute<{ delivered: number; owed: number }>(sql`
-    with picked as (
-      select id from ${cardCodes}
-      where card_service_id = ${line.card_service_id} and order_line_id is null
-      order by id
-      limit ${line.codes_owed}
-      for no key update skip locked
+/**
+ * One statement: locks the order (serialising this with refunds and a second run of the same job), gives each
+ * owed line up to `codes_owed` free codes of its service, lowers what the lines are owed, and appends the sales
+ * (not added to cards.sell_count, so concurrent fulfilments of one card never wait on its row).
+ * Nothing is assigned unless the order is a card order that may still complete. Null: no such card order.
+ */
+async function assignOwedCodes(tx: Tx, orderId: number): Promise<Assignment | null> {
+  const completable = sql.join(sourcesOf(ORDER_STATUS.completed).map((s) => sql`${s}`), sql`, `);
+  const [row] = await tx.execute<Assignment>(sql`
+    with locked as (
+      select id, status from ${orders} where id = ${orderId} and kind = 'card' for no key update
+    ), owed as (
+      select l.id, l.card_service_id, l.codes_owed, s.card_id
+      from ${orderLines} l join ${cardServices} s on s.id = l.card_service_id
+      join locked on locked.id = l.order_id
+      where l.codes_owed > 0 and locked.status in (${completable})
+    ), picked as (
+      select owed.id as line_id, code.id as code_id from owed
+      cross join lateral (
+        select c.id from ${cardCodes} c
+        where c.card_service_id = owed.card_service_id and c.order_line_id is null
+        order by c.id
+        limit owed.codes_owed
+        for no key update skip locked
+      ) code
     ), assigned as (
-      update ${cardCodes} c set order_line_id = ${line.id}, assigned_at = now()
-      from picked where c.id = picked.id
-      returning c.id
-    ), counted as (select count(*)::int as n from assigned)
-    update ${orderLines} set codes_owed = codes_owed - counted.n
-    from counted
-    where ${orderLines.id} = ${line.id}
-    returning counted.n as delivered, ${orderLines.codesOwed} as owed`);
-  return row!;
+      update ${cardCodes} c set order_line_id = picked.line_id, assigned_at = now()
+      from picked where c.id = picked.code_id
+      returning c.order_line_id as line_id
+    ), per_line as (
+      select owed.id, owed.card_service_id, owed.card_id, owed.codes_owed, count(assigned.line_id)::int as delivered
+      from owed left join assigned on assigned.line_id = owed.id
+      group by owed.id, owed.card_service_id, owed.card_id, owed.codes_owed
+    ), lowered as (
+      update ${orderLines} l set codes_owed = l.codes_owed - per_line.delivered
+      from per_line where l.id = per_line.id and per_line.delivered > 0
+    ), sold as (
+      insert into ${cardSales} (card_id, sold)
+      select card_id, sum(delivered)::int from per_line where delivered > 0 group by card_id
+    )
+    select locked.status,
+      (select array_agg(distinct card_service_id) from per_line where delivered > 0) as drawn_services,
+      coalesce((select bool_or(codes_owed > delivered) from per_line), false) as short
+    from locked`);
+  return row ?? null;
 }
 
 /** Orders fulfilled per restock transaction: bounds how long one transaction holds its locks. */
@@ -77,11 +91,17 @@ const RESTOCK_BATCH = 25;
  * Fulfils the `stock_short` orders waiting for codes of one service, oldest first (C8), one order
  * at a time, until none is left or the stock runs out. Each batch runs in one transaction holding a
  * per-service advisory lock, so two restocks of a service never interleave, and a waiting restock
- * holds one connection only (no pool exhaustion however many queue up).
+ * holds one connection only (no pool exhaustion however many queue up). `observe` hears of each batch's
+ * status changes once the batch has committed.
  */
-export async function restockCardService(db: DbOrTx, cardServiceId: number): Promise<{ fulfilledOrders: number }> {
+export async function restockCardService(
+  db: DbOrTx,
+  cardServiceId: number,
+  observe: StatusObserver = unobserved,
+): Promise<{ fulfilledOrders: number }> {
   let fulfilledOrders = 0;
   for (;;) {
+    const changes: StatusChange[] = [];
     const batch = await db.transaction(async (tx) => {
       await tx.execute(sql`select pg_advisory_xact_lock(${RESTOCK_LOCK_SPACE}, ${cardServiceId})`);
       let fulfilled = 0;
@@ -93,15 +113,20 @@ export async function restockCardService(db: DbOrTx, cardServiceId: number): Pro
           order by o.created_at, o.id
           limit 1`);
         if (!next) return { fulfilled, done: true };
-        const outcome = await fulfilCardOrder(tx, next.id);
+        const outcome = await fulfilCardOrder(tx, next.id, (change) => changes.push(change));
         if (outcome === 'completed') fulfilled += 1;
         // Still short of this service's codes: the stock ran out, later orders wait too.
         else if (outcome === 'stock_short' && (await owesCodesOf(tx, next.id, cardServiceId))) return { fulfilled, done: true };
       }
       return { fulfilled, done: false };
     });
+    changes.forEach(observe);
     fulfilledOrders += batch.fulfilled;
-    if (batch.done) return { fulfilledOrders };
+    if (batch.done) {
+      // Codes came in (a restock follows every import): a service back at its threshold may alert again.
+      await noteStockLevels(db, cardServiceId);
+      return { fulfilledOrders };
+    }
   }
 }
 
@@ -122,4 +147,17 @@ export async function servicesReadyToRestock(db: DbOrTx): Promise<number[]> {
     where l.codes_owed > 0 and o.status = ${ORDER_STATUS.stock_short}
       and exists (select 1 from ${cardCodes} c where c.card_service_id = l.card_service_id and c.order_line_id is null)`);
   return rows.map((r) => r.card_service_id);
+}
+
+/**
+ * Adds the appended card sales to `cards.sell_count` and removes them, in one statement: a sale is counted
+ * exactly once, and sales appended meanwhile wait for the next fold. Returns how many rows it folded.
+ */
+export async function foldCardSales(db: DbOrTx): Promise<number> {
+  const rows = await db.execute<{ folded: number }>(sql`
+    with folded as (delete from card_sales returning card_id, sold),
+    totals as (select card_id, sum(sold)::int as sold, count(*)::int as n from folded group by card_id),
+    counted as (update cards set sell_count = sell_count + totals.sold from totals where cards.id = totals.card_id)
+    select coalesce(sum(n), 0)::int as folded from totals`);
+  return rows[0]?.folded ?? 0;
 }

@@ -6,14 +6,17 @@ import { eq } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { orders } from '../../db/schema.js';
 import type { Logger } from '../../lib/logger.js';
+import type { Metrics } from '../../lib/metrics.js';
+import { statusObserver } from '../orders/events.js';
 import { fulfilCardOrder, type CardFulfilment } from './cards.js';
 import { fulfilTopUpOrder, type TopUpFulfilment, type TopUpProvider } from './top-ups.js';
 
-export { restockCardService, servicesReadyToRestock } from './cards.js';
+export { foldCardSales, restockCardService, servicesReadyToRestock } from './cards.js';
 export { refundOrder } from './refunds.js';
 export { completeTopUpOrder, handToOperator, topUpProvider } from './top-ups.js';
 
-export type FulfilmentDeps = { db: Db; logger: Logger; provider: TopUpProvider };
+/** `logger`: the job's own (its lines carry the job and the request that placed the order). */
+export type FulfilmentDeps = { db: Db; logger: Logger; metrics: Pick<Metrics, 'orderStatusChanged'>; provider: TopUpProvider };
 
 export type FulfilmentResult =
   | { kind: 'card'; outcome: CardFulfilment }
@@ -25,6 +28,6 @@ export type FulfilmentResult =
 export async function fulfilOrder(deps: FulfilmentDeps, orderId: number): Promise<FulfilmentResult> {
   const [order] = await deps.db.select({ kind: orders.kind }).from(orders).where(eq(orders.id, orderId));
   if (!order) return { kind: 'missing' };
-  if (order.kind === 'card') return { kind: 'card', outcome: await fulfilCardOrder(deps.db, orderId) };
+  if (order.kind === 'card') return { kind: 'card', outcome: await fulfilCardOrder(deps.db, orderId, statusObserver(deps)) };
   return { kind: 'top_up', outcome: await fulfilTopUpOrder(deps, orderId) };
 }

@@ -45,36 +45,56 @@ export async function listOrders(
     .orderBy(desc(orders.createdAt), desc(orders.id))
     .limit(page.perPage)
     .offset(pageOffset(page));
-  if (rows.length === 0) return { total, entries: [] };
+  return { total, entries: await entriesOf(db, accountId, kind, rows, openCode) };
+}
 
+/** One of the caller's orders by its utr (C18), as the lists show it; null for an unknown or someone else's utr. */
+export async function findOrder(
+  db: DbOrTx,
+  accountId: number,
+  utr: string,
+  openCode: (sealed: Buffer) => string,
+): Promise<{ kind: ProductKind; entry: OrderEntry } | null> {
+  const [order] = await db.select().from(orders).where(and(eq(orders.utr, utr), eq(orders.accountId, accountId)));
+  if (!order) return null;
+  const [entry] = await entriesOf(db, accountId, order.kind, [order], openCode);
+  return { kind: order.kind, entry: entry! };
+}
+
+/** The list entries of `rows` (orders of one kind of one account): their lines, reviews and (cards) delivered codes. */
+async function entriesOf(
+  db: DbOrTx,
+  accountId: number,
+  kind: ProductKind,
+  rows: (typeof orders.$inferSelect)[],
+  openCode: (sealed: Buffer) => string,
+): Promise<OrderEntry[]> {
+  if (rows.length === 0) return [];
   const lines = await productLines(db, kind, accountId, rows.map((r) => r.id));
   const codes = kind === 'card' ? await deliveredCodes(db, lines.map((l) => l.lineId), openCode) : new Map<number, string[]>();
 
-  return {
-    total,
-    entries: rows.map((order) => {
-      const own = lines.filter((l) => l.orderId === order.id);
-      const reviewed = new Map(own.filter((l) => l.reviewStatus !== null).map((l) => [l.productId, l]));
-      return {
-        utr: order.utr,
-        price: moneyNumber(order.total),
-        currency: order.currency,
-        symbol: order.currencySymbol,
-        status: order.status,
-        status_label: STATUS_LABELS[order.status],
-        dateTime: isoMicros(order.createdAt),
-        informations: kind === 'top_up' ? (order.informations ?? {}) : [],
-        lines: own.map((l) => ({ ...l, codes: codes.get(l.lineId) ?? [] })),
-        review_user_info: [...reviewed.values()].map((l) => ({
-          review: {
-            comment: l.reviewComment,
-            rating: l.reviewRating === null ? null : Number(l.reviewRating),
-            status: l.reviewStatus === 1 ? 'active' : 'inactive',
-          },
-        })),
-      };
-    }),
-  };
+  return rows.map((order) => {
+    const own = lines.filter((l) => l.orderId === order.id);
+    const reviewed = new Map(own.filter((l) => l.reviewStatus !== null).map((l) => [l.productId, l]));
+    return {
+      utr: order.utr,
+      price: moneyNumber(order.total),
+      currency: order.currency,
+      symbol: order.currencySymbol,
+      status: order.status,
+      status_label: STATUS_LABELS[order.status],
+      dateTime: isoMicros(order.createdAt),
+      informations: kind === 'top_up' ? (order.informations ?? {}) : [],
+      lines: own.map((l) => ({ ...l, codes: codes.get(l.lineId) ?? [] })),
+      review_user_info: [...reviewed.values()].map((l) => ({
+        review: {
+          comment: l.reviewComment,
+          rating: l.reviewRating === null ? null : Number(l.reviewRating),
+          status: l.reviewStatus === 1 ? 'active' : 'inactive',
+        },
+      })),
+    };
+  });
 }
 
 /** A line of an order with its product, service and the caller's review of that product. */

@@ -3,25 +3,39 @@ import type { Context } from 'hono';
 import type { ProductKind } from '../../db/schema.js';
 import type { AppEnv } from '../../http/context.js';
 import { contractRouter, endpoint, validBody } from '../../http/contract.js';
-import { pageObject, pageSchema } from '../../http/pagination.js';
+import { pageObject } from '../../http/pagination.js';
+import { requestLogger } from '../../http/request-log.js';
 import { assetUrls } from '../../http/urls.js';
 import { pageRequest } from '../../lib/paging.js';
 import { enqueueFulfilment } from '../../queues/index.js';
 import { signedIn } from '../auth/middleware.js';
 import { openCode } from '../inventory/codes.js';
-import { listOrders } from './listing.js';
+import { findOrder, listOrders } from './listing.js';
 import { placeCardOrder, placeTopUpOrder, type PlacementDeps } from './place.js';
 import { presentCardOrder, presentTopUpOrder } from './presenters.js';
-import { CardOrder, cardOrderBody, idempotencyHeader, orderListQuery, TopUpOrder, topUpOrderBody } from './schemas.js';
+import {
+  AnyOrder,
+  cardOrderBody,
+  CardOrderPage,
+  idempotencyHeader,
+  orderDetailsQuery,
+  orderListQuery,
+  PlacedCardOrder,
+  topUpOrderBody,
+  TopUpOrderPage,
+} from './schemas.js';
+import { AppError } from '../../errors.js';
 
+/** Placement logs with the request's id and hands it to the order's job, so the job's lines carry it too. */
 const placement = (c: Context<AppEnv>): PlacementDeps => {
-  const { db, logger, queues } = c.var.services;
-  return { db, logger, enqueue: enqueueFulfilment(queues) };
+  const { db, metrics, queues } = c.var.services;
+  const enqueue = enqueueFulfilment(queues);
+  return { db, logger: requestLogger(c), metrics, enqueue: (order) => enqueue({ ...order, requestId: c.var.requestId }) };
 };
 
 const ORDER_LISTS = {
-  top_up: { paths: ['/get-topup/orders', '/topUp/order'], summary: 'Your top-up orders, newest first', entry: TopUpOrder, present: presentTopUpOrder },
-  card: { paths: ['/get-card/orders', '/card/order'], summary: 'Your card orders, newest first, with their codes', entry: CardOrder, present: presentCardOrder },
+  top_up: { paths: ['/get-topup/orders', '/topUp/order'], summary: 'Your top-up orders, newest first', page: TopUpOrderPage, present: presentTopUpOrder },
+  card: { paths: ['/get-card/orders', '/card/order'], summary: 'Your card orders, newest first, with their codes', page: CardOrderPage, present: presentCardOrder },
 } as const;
 
 /** A6, A12, A15, A16 (+ C1 aliases). */
@@ -63,7 +77,7 @@ export function orderRoutes() {
       guard: signedIn,
       headers: idempotencyHeader,
       body: cardOrderBody,
-      ok: z.object({ utr: z.string() }),
+      ok: PlacedCardOrder,
       errors: [409],
     }),
     async (c) => {
@@ -83,7 +97,7 @@ export function orderRoutes() {
     const list = ORDER_LISTS[kind];
     for (const path of list.paths) {
       router.openapi(
-        endpoint({ method: 'get', path, summary: list.summary, tag, guard: signedIn, query: orderListQuery, ok: pageSchema('data', list.entry), errors: [422] }),
+        endpoint({ method: 'get', path, summary: list.summary, tag, guard: signedIn, query: orderListQuery, ok: list.page, errors: [422] }),
         async (c) => {
           const page = pageRequest(c.req.valid('query'), 10);
           const { db, config } = c.var.services;
@@ -94,6 +108,26 @@ export function orderRoutes() {
       );
     }
   }
+
+  router.openapi(
+    endpoint({
+      method: 'get',
+      path: '/order/details',
+      summary: 'One of your orders by its utr, as the order lists show it (card codes included)',
+      tag,
+      guard: signedIn,
+      query: orderDetailsQuery,
+      ok: AnyOrder,
+      errors: [404, 422],
+    }),
+    async (c) => {
+      const { db, config } = c.var.services;
+      const found = await findOrder(db, c.var.account.id, c.req.valid('query').utr, (sealed) => openCode(config.codeEncryptionKey, sealed));
+      // Someone else's order answers as an unknown one: a utr reveals nothing about other accounts.
+      if (!found) throw new AppError('not_found', 'Order not found.');
+      return c.json({ status: 'success' as const, message: ORDER_LISTS[found.kind].present(assetUrls(c), found.entry) }, 200);
+    },
+  );
 
   return router;
 }

@@ -1,11 +1,52 @@
 import { z } from '@hono/zod-openapi';
-import { id, pageQuery, positiveInt } from '../../http/validation.js';
+import { EXAMPLE_CURRENCY, EXAMPLE_TIMESTAMP, exampleAsset, examplePage } from '../../http/examples.js';
+import { pageSchema } from '../../http/pagination.js';
+import { id, pageQuery, positiveInt, requiredText } from '../../http/validation.js';
+import { fromCents, moneyNumber } from '../../lib/money.js';
 import { isBlank } from '../../lib/text.js';
+import type { DemoProduct } from '../../seed/data/catalog.js';
+import { discountFigures, unitPriceCents } from '../catalog/pricing.js';
+import { DEMO_KINDS, demoPricing, demoProductImages, demoRatings } from '../catalog/schemas.js';
+
+// Examples: orders of the demo store (src/seed/data/catalog.ts) by a new account.
+const [pubg] = DEMO_KINDS.top_up.products;
+const [steam] = DEMO_KINDS.card.products;
+const EXAMPLE_UTR = { top_up: 'T0MWT6AW6V90F0B0E11FEC9DCD', card: 'C0MWT6AW5N89FD612DA6B49BED' };
+/** Codes in the shape of the demo codes (the card's prefix, then four groups of hex digits); two per line at most. */
+const EXAMPLE_CODES = ['STEA-02E2-E335-DC87-5DDE', 'STEA-7F3A-91C2-0B5D-44A1', 'STEA-C90B-1D4E-6F28-A370'];
+/** The first demo top-up's campaign service, ordered with every order field filled in. */
+const pubgService = pubg!.services.findIndex((s) => s.campaign) + 1;
+const pubgFields = Object.fromEntries(pubg!.orderFields.map((f) => [f.field_name, f.option ? Object.keys(f.option)[0]! : '5123456789']));
+/** Card lines by service position: two of the campaign's Steam card, one of the first. */
+const steamLines = [
+  { n: steam!.services.findIndex((s) => s.campaign) + 1, quantity: 2 },
+  { n: 1, quantity: 1 },
+];
+
+/** An order line's price figures: the service as ordered (its campaign pricing while in the campaign). */
+function lineFigures(product: DemoProduct, n: number, quantity: number) {
+  const service = product.services[n - 1]!;
+  const { current } = demoPricing(service);
+  return {
+    service: service.name,
+    base_price: moneyNumber(current.price),
+    discount: discountFigures(current).discountedAmount,
+    quantity,
+    cents: unitPriceCents(current) * quantity,
+    ...EXAMPLE_CURRENCY,
+    rating: demoRatings(product).avg_rating,
+    slug: product.slug,
+  };
+}
+const orderPrice = (lines: Array<{ cents: number }>) => moneyNumber(fromCents(lines.reduce((sum, line) => sum + line.cents, 0)));
 
 /** A6 body: the ids, plus one field per `order_information` entry of the top-up (checked against the catalog). */
 export const topUpOrderBody = z
   .looseObject({ topUpId: id(), serviceId: id() })
-  .openapi({ description: 'Plus one text field per `order_information` entry of the top-up, named by its `field_name`.' });
+  .openapi({
+    description: 'Plus one text field per `order_information` entry of the top-up, named by its `field_name`.',
+    example: { topUpId: 1, serviceId: pubgService, ...pubgFields },
+  });
 
 const MAX_LINES = 100;
 const lineList = <T extends z.ZodType>(item: T) =>
@@ -38,7 +79,10 @@ export const cardOrderBody = z.preprocess(
       path: ['service_ids'],
       error: 'The service ids and quantities fields must have the same number of items.',
     })
-    .openapi({ description: 'Also accepted: `serviceIds` and `quantity` (the spec samples), and form fields `service_ids[]=…`.' }),
+    .openapi({
+      description: 'Also accepted: `serviceIds` and `quantity` (the spec samples), and form fields `service_ids[]=…`.',
+      example: { service_ids: steamLines.map((line) => line.n), quantities: steamLines.map((line) => line.quantity) },
+    }),
 );
 
 /** C15: the optional Idempotency-Key header. */
@@ -49,6 +93,11 @@ export const idempotencyHeader = z.object({
     .max(255, { error: 'The Idempotency-Key header must be between 1 and 255 characters.' })
     .optional()
     .openapi({ description: 'Repeat a request safely for 24 h: the same key and body get the first order (C15).', example: '2f1c7a9e-order-1' }),
+});
+
+/** C18: one order by its utr (the utr shape of placement: letters and digits). */
+export const orderDetailsQuery = z.object({
+  utr: requiredText(64).openapi({ example: 'C0MWT6AW5N89FD612DA6B49BED' }),
 });
 
 /** A15/A16 query (C11). */
@@ -84,13 +133,55 @@ const lineFields = {
   slug: z.string(),
 };
 
+/** The example top-up order, waiting for its provider. */
+function topUpOrderExample() {
+  const { cents, ...line } = lineFigures(pubg!, pubgService, 1);
+  const utr = EXAMPLE_UTR.top_up;
+  return {
+    utr,
+    price: orderPrice([{ cents }]),
+    ...EXAMPLE_CURRENCY,
+    status: 0,
+    status_label: 'initiate' as const,
+    dateTime: EXAMPLE_TIMESTAMP,
+    order_details: [{ utr, ...line, image: exampleAsset(demoProductImages(DEMO_KINDS.top_up, pubg!).image), name: pubg!.name }],
+    informations: Object.fromEntries(pubg!.orderFields.map((f) => [f.field_value, pubgFields[f.field_name]!])),
+    review_user_info: [],
+  };
+}
+
+/** The example card order, completed: each line with its codes. */
+function cardOrderExample() {
+  const utr = EXAMPLE_UTR.card;
+  const lines = steamLines.map(({ n, quantity }) => lineFigures(steam!, n, quantity));
+  return {
+    utr,
+    price: orderPrice(lines),
+    ...EXAMPLE_CURRENCY,
+    status: 1,
+    status_label: 'completed' as const,
+    dateTime: EXAMPLE_TIMESTAMP,
+    order_details: lines.map(({ cents: _cents, ...line }, i) => ({
+      utr,
+      ...line,
+      id: 1,
+      image: exampleAsset(demoProductImages(DEMO_KINDS.card, steam!).image),
+      card: steam!.name,
+      card_codes: EXAMPLE_CODES.slice(i * 2, i * 2 + line.quantity),
+      stock_short: '',
+    })),
+    informations: [],
+    review_user_info: [],
+  };
+}
+
 export const TopUpOrder = z
   .object({
     ...orderFields,
     order_details: z.array(z.object({ ...lineFields, name: z.string() })),
     informations: z.record(z.string(), z.string()).openapi({ description: 'Form label → the value given' }),
   })
-  .openapi('TopUpOrder');
+  .openapi('TopUpOrder', { example: topUpOrderExample() });
 
 export const CardOrder = z
   .object({
@@ -106,4 +197,14 @@ export const CardOrder = z
     ),
     informations: z.array(z.string()).max(0).openapi({ description: 'Always empty for cards' }),
   })
-  .openapi('CardOrder');
+  .openapi('CardOrder', { example: cardOrderExample() });
+
+/** A15 and A16: a page of orders, newest first. */
+export const TopUpOrderPage = pageSchema('data', TopUpOrder).openapi({ example: examplePage('/api/get-topup/orders', 'data', [topUpOrderExample()]) });
+export const CardOrderPage = pageSchema('data', CardOrder).openapi({ example: examplePage('/api/get-card/orders', 'data', [cardOrderExample()]) });
+
+/** A12's answer: the order's utr, at once (the codes follow in the card order list). */
+export const PlacedCardOrder = z.object({ utr: z.string().openapi({ example: EXAMPLE_UTR.card }) });
+
+/** C18: the entry of the order lists, of whichever kind the order is. */
+export const AnyOrder = z.union([TopUpOrder, CardOrder]).openapi('Order');

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.js';
-import { orders, type OrderStatusCode } from '../../db/schema.js';
+import type { OrderStatusCode, ProductKind, WebhookEventType } from '../../db/schema.js';
+import { wantingEndpoints } from '../webhooks/outbox.js';
 import { fromCents, toCents } from '../../lib/money.js';
 
 /** C8 order statuses as stored in `orders.status`: the only place that knows their numbers. */
@@ -36,12 +37,20 @@ export function parseStatus(text: string): OrderStatus | undefined {
   return (Object.values(ORDER_STATUS) as number[]).includes(Number(name)) && /^\d$/.test(name) ? (Number(name) as OrderStatus) : undefined;
 }
 
+/** The client event each status change raises (C17); a move to a status without one raises none. */
+export const EVENT_OF_STATUS: Partial<Record<OrderStatus, WebhookEventType>> = {
+  [ORDER_STATUS.completed]: 'order.completed',
+  [ORDER_STATUS.stock_short]: 'order.stock_short',
+  [ORDER_STATUS.refund]: 'order.refunded',
+};
+
 export type TransitionedOrder = {
   id: number;
   utr: string;
   accountId: number;
-  kind: string;
+  kind: ProductKind;
   status: OrderStatus;
+  previousStatus: OrderStatus;
   total: string;
   refundedAmount: string;
   updatedAt: string;
@@ -49,9 +58,13 @@ export type TransitionedOrder = {
 };
 
 /**
- * Moves an order to `to` in one conditional UPDATE, so concurrent or retried callers cannot
- * skip the table: the row is returned when it moved, null when its current status does not allow the move.
- * Every status change of an order goes through here.
+ * Moves an order to `to` in one statement, so concurrent or retried callers cannot skip the table: the row
+ * is returned when it moved, null when its current status does not allow the move. Every status change of
+ * an order goes through here.
+ *
+ * The same statement writes the change's event to the outbox (and one delivery per endpoint of the
+ * account that wants it), so no change is ever without its event and no event outlives a rolled-back
+ * change. An account without endpoints costs one index probe and writes nothing.
  */
 export async function transitionOrder(
   db: DbOrTx,
@@ -61,26 +74,42 @@ export async function transitionOrder(
 ): Promise<TransitionedOrder | null> {
   const from = sourcesOf(to);
   if (from.length === 0) return null;
-  const rows = await db
-    .update(orders)
-    .set({
-      status: to,
-      updatedAt: sql`now()`,
-      ...(to === ORDER_STATUS.completed ? { completedAt: sql`now()` } : {}),
-      ...(extra.note !== undefined ? { note: extra.note } : {}),
-      ...(extra.refundedAmount !== undefined ? { refundedAmount: fromCents(toCents(extra.refundedAmount)) } : {}),
-    })
-    .where(sql`${orders.id} = ${orderId} and ${orders.status} in (${sql.join(from.map((s) => sql`${s}`), sql`, `)})`)
-    .returning({
-      id: orders.id,
-      utr: orders.utr,
-      accountId: orders.accountId,
-      kind: orders.kind,
-      status: orders.status,
-      total: orders.total,
-      refundedAmount: orders.refundedAmount,
-      updatedAt: orders.updatedAt,
-      completedAt: orders.completedAt,
-    });
+  const event = EVENT_OF_STATUS[to] ?? null;
+  const rows = await db.execute<TransitionedOrder>(sql`
+    with before as (
+      -- Locking returns the row as it is now, so previous_status is exact even under a concurrent move.
+      select id, status from orders where id = ${orderId} for no key update
+    ),
+    moved as (
+      update orders set
+        status = ${to},
+        updated_at = now(),
+        completed_at = ${to === ORDER_STATUS.completed ? sql`now()` : sql`orders.completed_at`},
+        note = ${extra.note !== undefined ? sql`${extra.note}` : sql`orders.note`},
+        refunded_amount = ${extra.refundedAmount !== undefined ? sql`${fromCents(toCents(extra.refundedAmount))}::numeric` : sql`orders.refunded_amount`}
+      from before
+      where orders.id = before.id
+        and orders.status in (${sql.join(from.map((s) => sql`${s}`), sql`, `)})
+      returning orders.id, orders.utr, orders.account_id, orders.kind, orders.status, before.status as previous_status,
+        orders.total, orders.currency, orders.refunded_amount, orders.updated_at, orders.completed_at
+    ),
+    event as (
+      insert into webhook_events (type, account_id, data)
+      select ${event}, moved.account_id, jsonb_build_object(
+          'utr', moved.utr, 'kind', moved.kind, 'status', moved.status, 'status_label', ${STATUS_LABELS[to]}::text,
+          'previous_status', moved.previous_status, 'price', moved.total, 'currency', moved.currency)
+      from moved
+      where ${event}::text is not null and exists (${wantingEndpoints(sql`moved.account_id`, sql`${event}::text`)})
+      returning id, account_id
+    ),
+    deliveries as (
+      insert into webhook_deliveries (event_id, endpoint_id)
+      select event.id, endpoint.id from event
+      join lateral (${wantingEndpoints(sql`event.account_id`, sql`${event}::text`)}) endpoint on true
+    )
+    select id::float8 as id, utr, account_id as "accountId", kind, status, previous_status as "previousStatus", total,
+      refunded_amount as "refundedAmount", updated_at as "updatedAt", completed_at as "completedAt"
+    from moved
+  `);
   return rows[0] ?? null;
 }

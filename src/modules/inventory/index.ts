@@ -1,0 +1,2 @@
+/** What the worker processes use of the inventory module. */
+export { noteStockLevels } from './low-stock.js';

@@ -1,0 +1,105 @@
+import { and, count, eq, isNull, sql } from 'drizzle-orm';
+import type { Db, DbOrTx } from '../../db/client.js';
+import { accounts, webhookEndpoints, type WebhookEventType } from '../../db/schema.js';
+import { AppError, validationError } from '../../errors.js';
+import { encrypt } from '../../lib/crypto.js';
+import { newWebhookSecret } from '../../lib/webhook-signature.js';
+import { endpointUrlProblem } from './destinations.js';
+import { recordEndpointEvent } from './outbox.js';
+
+/** The events an account may subscribe to (C17). */
+export const CLIENT_EVENTS = ['order.completed', 'order.stock_short', 'order.refunded'] as const satisfies WebhookEventType[];
+export type ClientEvent = (typeof CLIENT_EVENTS)[number];
+
+export const MAX_ENDPOINTS_PER_ACCOUNT = 10;
+
+export type EndpointDeps = { db: Db; codeKey: Buffer; allowPrivate: boolean };
+
+export type Endpoint = {
+  id: number;
+  url: string;
+  events: ClientEvent[];
+  enabled: boolean;
+  failingSince: string | null;
+  disabledAt: string | null;
+  createdAt: string;
+};
+
+const columns = {
+  id: webhookEndpoints.id,
+  url: webhookEndpoints.url,
+  events: webhookEndpoints.events,
+  enabled: webhookEndpoints.enabled,
+  failingSince: webhookEndpoints.failingSince,
+  disabledAt: webhookEndpoints.disabledAt,
+  createdAt: webhookEndpoints.createdAt,
+};
+
+/** No filter stored means every client event. */
+const shown = (row: Omit<Endpoint, 'events'> & { events: WebhookEventType[] | null }): Endpoint => ({
+  ...row,
+  events: (row.events ?? [...CLIENT_EVENTS]) as ClientEvent[],
+});
+
+const own = (accountId: number, endpointId: number) =>
+  and(eq(webhookEndpoints.id, endpointId), eq(webhookEndpoints.accountId, accountId), isNull(webhookEndpoints.deletedAt));
+
+/** Registers an endpoint; the secret is returned this once (C17). At most 10 live endpoints per account. */
+export async function registerEndpoint(
+  { db, codeKey, allowPrivate }: EndpointDeps,
+  accountId: number,
+  input: { url: string; events?: ClientEvent[] | undefined },
+): Promise<Endpoint & { secret: string }> {
+  const problem = endpointUrlProblem(input.url, allowPrivate);
+  if (problem) throw validationError([problem]);
+  const secret = newWebhookSecret();
+  const events = input.events ? [...new Set(input.events)] : null;
+  return db.transaction(async (tx) => {
+    // The account row lock serialises registrations of one account, so the limit holds under concurrency.
+    await tx.execute(sql`select 1 from ${accounts} where id = ${accountId} for no key update`);
+    const [{ live } = { live: 0 }] = await tx
+      .select({ live: count() })
+      .from(webhookEndpoints)
+      .where(and(eq(webhookEndpoints.accountId, accountId), isNull(webhookEndpoints.deletedAt)));
+    if (live >= MAX_ENDPOINTS_PER_ACCOUNT) throw new AppError('webhook_limit');
+    const [row] = await tx
+      .insert(webhookEndpoints)
+      .values({ accountId, url: input.url, events, secretSealed: encrypt(codeKey, secret) })
+      .returning(columns);
+    return { ...shown(row!), secret };
+  });
+}
+
+export async function listEndpoints(db: DbOrTx, accountId: number): Promise<Endpoint[]> {
+  const rows = await db
+    .select(columns)
+    .from(webhookEndpoints)
+    .where(and(eq(webhookEndpoints.accountId, accountId), isNull(webhookEndpoints.deletedAt)))
+    .orderBy(webhookEndpoints.id);
+  return rows.map(shown);
+}
+
+/** Deletes an endpoint: it gets nothing more, its past deliveries stay for the record. */
+export async function deleteEndpoint(db: DbOrTx, accountId: number, endpointId: number): Promise<void> {
+  const rows = await db.update(webhookEndpoints).set({ deletedAt: sql`now()` }).where(own(accountId, endpointId)).returning({ id: webhookEndpoints.id });
+  if (rows.length === 0) throw new AppError('not_found');
+}
+
+/** Turns a disabled endpoint back on; its failing run starts afresh. */
+export async function enableEndpoint(db: DbOrTx, accountId: number, endpointId: number): Promise<Endpoint> {
+  const [row] = await db
+    .update(webhookEndpoints)
+    .set({ enabled: true, failingSince: null, disabledAt: null })
+    .where(own(accountId, endpointId))
+    .returning(columns);
+  if (!row) throw new AppError('not_found');
+  return shown(row);
+}
+
+/** Queues a `webhook.test` event to one endpoint, whatever its filter, so a client can check its receiver. */
+export async function sendTestEvent(db: DbOrTx, accountId: number, endpointId: number): Promise<{ delivery_id: number }> {
+  const [row] = await db.select({ id: webhookEndpoints.id }).from(webhookEndpoints).where(own(accountId, endpointId));
+  if (!row) throw new AppError('not_found');
+  const deliveryId = await recordEndpointEvent(db, { id: row.id, accountId }, 'webhook.test', { endpoint_id: row.id });
+  return { delivery_id: deliveryId };
+}

@@ -1,0 +1,2 @@
+/** What the worker processes use of the webhooks module. */
+export { attemptDelivery, dueDeliveries, type DeliveryDeps } from './delivery.js';

@@ -1,0 +1,112 @@
+import { z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import type { AppEnv } from '../../http/context.js';
+import { adminOnly } from '../admin/guard.js';
+import { contractRouter, endpoint } from '../../http/contract.js';
+import { pageObject, pageSchema } from '../../http/pagination.js';
+import { pageRequest } from '../../lib/paging.js';
+import { existingAccount } from '../accounts/service.js';
+import { IdParam } from '../admin/schemas.js';
+import { signedIn } from '../auth/middleware.js';
+import { listDeliveries, retryDelivery } from './deliveries.js';
+import { deleteEndpoint, enableEndpoint, listEndpoints, registerEndpoint, sendTestEvent, type EndpointDeps } from './endpoints.js';
+import { presentEndpoint } from './presenters.js';
+import {
+  ListDeliveriesQuery,
+  NewWebhookEndpoint,
+  RegisterEndpointBody,
+  TestEventQueued,
+  WebhookDelivery,
+  WebhookEndpoint,
+} from './schemas.js';
+
+const endpointDeps = (c: Context<AppEnv>): EndpointDeps => {
+  const { db, config } = c.var.services;
+  return { db, codeKey: config.codeEncryptionKey, allowPrivate: config.WEBHOOK_ALLOW_PRIVATE };
+};
+
+/** C17 for clients: their own endpoints. Another account's endpoint is a 404, as an unknown one. */
+export function webhookRoutes() {
+  const router = contractRouter();
+  const common = { tag: 'Webhooks', guard: signedIn };
+
+  router.openapi(
+    endpoint({ ...common, method: 'post', path: '/webhooks', summary: 'Register an endpoint (its secret is shown this once)', jsonBody: RegisterEndpointBody, ok: NewWebhookEndpoint, errors: [409] }),
+    async (c) => {
+      const { secret, ...created } = await registerEndpoint(endpointDeps(c), c.var.account.id, c.req.valid('json'));
+      return c.json({ status: 'success' as const, message: { ...presentEndpoint(created), secret } }, 200);
+    },
+  );
+
+  router.openapi(
+    endpoint({ ...common, method: 'get', path: '/webhooks', summary: 'Your endpoints', ok: z.array(WebhookEndpoint) }),
+    async (c) => {
+      const endpoints = await listEndpoints(c.var.services.db, c.var.account.id);
+      return c.json({ status: 'success' as const, message: endpoints.map(presentEndpoint) }, 200);
+    },
+  );
+
+  router.openapi(
+    endpoint({ ...common, method: 'delete', path: '/webhooks/:id', summary: 'Delete an endpoint', params: IdParam, ok: z.string(), errors: [404] }),
+    async (c) => {
+      await deleteEndpoint(c.var.services.db, c.var.account.id, c.req.valid('param').id);
+      return c.json({ status: 'success' as const, message: 'Webhook endpoint deleted.' }, 200);
+    },
+  );
+
+  router.openapi(
+    endpoint({ ...common, method: 'post', path: '/webhooks/:id/test', summary: 'Send a webhook.test event to an endpoint', params: IdParam, ok: TestEventQueued, errors: [404] }),
+    async (c) => c.json({ status: 'success' as const, message: await sendTestEvent(c.var.services.db, c.var.account.id, c.req.valid('param').id) }, 200),
+  );
+
+  router.openapi(
+    endpoint({ ...common, method: 'post', path: '/webhooks/:id/enable', summary: 'Re-enable an endpoint disabled after 5 days of failures', params: IdParam, ok: WebhookEndpoint, errors: [404] }),
+    async (c) => {
+      const enabled = await enableEndpoint(c.var.services.db, c.var.account.id, c.req.valid('param').id);
+      return c.json({ status: 'success' as const, message: presentEndpoint(enabled) }, 200);
+    },
+  );
+
+  return router;
+}
+
+/** C17 for operators: endpoints of any account, every account's deliveries, and a resend. Mounted under /admin (behind its guard). */
+export function webhookAdminRoutes() {
+  const router = contractRouter();
+  const common = { tag: 'Admin', guard: adminOnly };
+
+  router.openapi(
+    endpoint({ ...common, method: 'post', path: '/accounts/:id/webhooks', summary: "Register an endpoint for an account (its secret is shown this once)", params: IdParam, jsonBody: RegisterEndpointBody, ok: NewWebhookEndpoint, errors: [404, 409] }),
+    async (c) => {
+      const accountId = await existingAccount(c.var.services.db, c.req.valid('param').id);
+      const { secret, ...created } = await registerEndpoint(endpointDeps(c), accountId, c.req.valid('json'));
+      return c.json({ status: 'success' as const, message: { ...presentEndpoint(created), secret } }, 200);
+    },
+  );
+
+  router.openapi(
+    endpoint({ ...common, method: 'get', path: '/accounts/:id/webhooks', summary: "An account's endpoints", params: IdParam, ok: z.array(WebhookEndpoint), errors: [404] }),
+    async (c) => {
+      const { db } = c.var.services;
+      const endpoints = await listEndpoints(db, await existingAccount(db, c.req.valid('param').id));
+      return c.json({ status: 'success' as const, message: endpoints.map(presentEndpoint) }, 200);
+    },
+  );
+
+  router.openapi(
+    endpoint({ ...common, method: 'get', path: '/webhook-deliveries', summary: 'Webhook deliveries, newest first (status=failed: the ones that gave up)', query: ListDeliveriesQuery, ok: pageSchema('data', WebhookDelivery), errors: [422] }),
+    async (c) => {
+      const query = c.req.valid('query');
+      const page = pageRequest(query, 20);
+      const { data, total } = await listDeliveries(c.var.services.db, { status: query.status, ...page });
+      return c.json({ status: 'success' as const, message: pageObject(c, 'data', data, total, page) }, 200);
+    },
+  );
+
+  router.openapi(
+    endpoint({ ...common, method: 'post', path: '/webhook-deliveries/:id/retry', summary: 'Send a delivery once more, now', params: IdParam, ok: WebhookDelivery, errors: [404, 409] }),
+    async (c) => c.json({ status: 'success' as const, message: await retryDelivery(c.var.services.db, c.req.valid('param').id) }, 200),
+  );
+
+  return router;
+}

@@ -1,0 +1,56 @@
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+
+export type ReceivedEvent = { id: string; type: string; timestamp: string; data: Record<string, any>; raw: string };
+
+/**
+ * A local webhook receiver that checks every request with the npm `standardwebhooks` package (an
+ * independent implementation of the signature), and answers `answerWith(status)` (500: a receiver that is down).
+ */
+export async function startReceiver(secret?: string) {
+  // An endpoint's secret is known once it is registered, after its receiver is listening: see `trust`.
+  let verifier = secret ? new Webhook(secret) : null;
+  const received: ReceivedEvent[] = [];
+  const rejected: string[] = [];
+  let answer = 200;
+  let requests = 0;
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      requests += 1;
+      const raw = Buffer.concat(chunks).toString('utf8');
+      if (answer >= 200 && answer < 300) {
+        try {
+          if (!verifier) throw new Error('no secret to verify with');
+          const body = verifier.verify(raw, headersOf(req.headers)) as Omit<ReceivedEvent, 'id' | 'raw'>;
+          received.push({ ...body, id: String(req.headers['webhook-id']), raw });
+        } catch (err) {
+          rejected.push(String(err));
+          res.writeHead(400).end('bad signature');
+          return;
+        }
+      }
+      res.writeHead(answer, { 'content-type': 'text/plain' }).end(answer < 300 ? 'ok' : 'receiver is down');
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    received,
+    rejected,
+    requests: () => requests,
+    trust: (endpointSecret: string) => {
+      verifier = new Webhook(endpointSecret);
+    },
+    answerWith: (status: number) => {
+      answer = status;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+const headersOf = (headers: IncomingHttpHeaders): Record<string, string> =>
+  Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(',') : (value ?? '')]));

@@ -53,18 +53,17 @@ async function assignOwedCodes(tx: Tx, orderId: number): Promise<Assignment | nu
       from ${orderLines} l join ${cardServices} s on s.id = l.card_service_id
       join locked on locked.id = l.order_id
       where l.codes_owed > 0 and locked.status in (${completable})
-    ), picked as (
-      select owed.id as line_id, code.id as code_id from owed
-      cross join lateral (
-        select c.id from ${cardCodes} c
-        where c.card_service_id = owed.card_service_id and c.order_line_id is null
-        order by c.id
-        limit owed.codes_owed
-        for no key update skip locked
-      ) code
     ), assigned as (
-      update ${cardCodes} c set order_line_id = picked.line_id, assigned_at = now()
-      from picked where c.id = picked.code_id
+      -- id = any(array(…)): the codes are found through the free-codes index and updated through the primary
+      -- key (a join with a CTE of picks was planned as a scan of the whole table).
+      update ${cardCodes} c set order_line_id = owed.id, assigned_at = now()
+      from owed
+      where c.id = any(array(
+        select f.id from ${cardCodes} f
+        where f.card_service_id = owed.card_service_id and f.order_line_id is null
+        order by f.id
+        limit owed.codes_owed
+        for no key update skip locked))
       returning c.order_line_id as line_id
     ), per_line as (
       select owed.id, owed.card_service_id, owed.card_id, owed.codes_owed, count(assigned.line_id)::int as delivered

@@ -1,5 +1,6 @@
 import type { z } from '@hono/zod-openapi';
 import { validate } from '../http/validation.js';
+import type { CliOption } from './cli-types.js';
 
 /**
  * Command options as the API's input, validated by the same schema as the API (so the CLI refuses what the
@@ -15,3 +16,9 @@ export function optionsInput<S extends z.ZodType>(schema: S, options: Record<str
   );
   return validate(schema, input);
 }
+
+/** The page options of a listing command (the API's `page` and `per_page`). */
+export const pageOptions = (things: string, perPage: number): CliOption[] => [
+  { name: 'page', value: '<n>', description: 'page number (default 1)' },
+  { name: 'per-page', value: '<n>', description: `${things} per page (default ${perPage}, at most 100)` },
+];

@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestAccount, tokenFor } from '../helpers/api.js';
+import { cliEnvOf, cliJson, runCli } from '../helpers/cli.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 import { createCardService, createOrder, createTopUpService } from '../helpers/fixtures.js';
 
@@ -13,33 +13,9 @@ beforeAll(async () => {
 });
 afterAll(async () => app?.close());
 
-type Run = { code: number | null; stdout: string; stderr: string };
-
-/** `npm run cli -- …` as an operator runs it: a separate process on the test app's database and Redis. */
-function cli(args: string[], stdin = ''): Promise<Run> {
-  const { config } = app.services;
-  const child = spawn('npx', ['tsx', 'src/bin/cli.ts', ...args], {
-    env: {
-      ...process.env,
-      DATABASE_URL: config.DATABASE_URL,
-      REDIS_URL: config.REDIS_URL,
-      BULLMQ_PREFIX: config.BULLMQ_PREFIX,
-      CODE_ENCRYPTION_KEY: config.codeEncryptionKey.toString('hex'),
-      LOG_LEVEL: 'silent',
-    },
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => (stdout += chunk));
-  child.stderr.on('data', (chunk) => (stderr += chunk));
-  child.stdin.end(stdin);
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-}
-
-const json = (run: Run) => {
-  expect(run.code, run.stderr).toBe(0);
-  return JSON.parse(run.stdout) as Record<string, any>;
-};
+/** `npm run cli -- …` on the test app's database and Redis. */
+const cli = (args: string[], stdin?: string) => runCli(args, cliEnvOf(app), stdin);
+const json = cliJson;
 
 describe('operator CLI', () => {
   it('accounts:create prints working credentials; accounts:balance moves the balance', async () => {

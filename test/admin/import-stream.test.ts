@@ -9,7 +9,8 @@ import { createTestAccount, expectFailure, expectJson } from '../helpers/api.js'
 import { startCluster } from '../helpers/cluster.js';
 import { createCardService, createOrder } from '../helpers/fixtures.js';
 import { createTestDatabase, startTestApp, type TestApp } from '../helpers/harness.js';
-import { ROOT, runEntry } from '../helpers/processes.js';
+import { cliEnvOf, runCli } from '../helpers/cli.js';
+import { ROOT } from '../helpers/processes.js';
 
 let app: TestApp;
 let dir: string;
@@ -30,22 +31,7 @@ const stored = async (serviceId: number) =>
   (await app.services.sql`select count(*)::int as n from card_codes where card_service_id = ${serviceId}`)[0]!.n as number;
 
 /** The CLI as an operator runs it, against the test app's database and Redis. */
-const cliEnv = () => {
-  const { config } = app.services;
-  return {
-    DATABASE_URL: config.DATABASE_URL,
-    REDIS_URL: config.REDIS_URL,
-    BULLMQ_PREFIX: config.BULLMQ_PREFIX,
-    CODE_ENCRYPTION_KEY: config.codeEncryptionKey.toString('hex'),
-    LOG_LEVEL: 'silent',
-  };
-};
-
-async function cli(args: string[]) {
-  const run = runEntry('src/bin/cli.ts', cliEnv(), { args });
-  const { code } = await run.exit;
-  return { code, stdout: run.stdout(), stderr: run.stderr() };
-}
+const cli = (args: string[]) => runCli(args, cliEnvOf(app));
 
 const upload = (serviceId: number, body: BodyInit, contentType = 'text/plain') =>
   app.request(`/admin/card-services/${serviceId}/codes`, {
@@ -88,7 +74,7 @@ describe('codes:import from the command line', () => {
     // `script` gives the command a terminal; what it printed there is in the typescript file.
     const typescript = join(dir, 'typescript');
     const command = `${process.execPath} --import tsx src/bin/cli.ts codes:import ${serviceId} --file ${file}`;
-    const child = spawn('script', ['-qec', command, typescript], { cwd: ROOT, env: { ...process.env, ...cliEnv() }, stdio: 'ignore' });
+    const child = spawn('script', ['-qec', command, typescript], { cwd: ROOT, env: { ...process.env, ...cliEnvOf(app) }, stdio: 'ignore' });
     const code = await new Promise((resolve) => child.on('close', resolve));
     const screen = await readFile(typescript, 'utf8');
     expect(code, screen).toBe(0);

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { adminCommands } from '../../src/modules/admin/cli.js';
 import { licenseCommands } from '../../src/modules/license/cli.js';
 import { createTestDatabase } from '../helpers/harness.js';
-import { freePort, runEntry } from '../helpers/processes.js';
+import { runCli } from '../helpers/cli.js';
+import { freePort } from '../helpers/processes.js';
 
 const commands = { ...adminCommands, ...licenseCommands };
 
@@ -28,11 +29,7 @@ afterAll(async () => {
 });
 
 /** `npm run cli -- …` in its own process, its output and exit code. */
-async function cli(args: string[], env: Record<string, string> = {}) {
-  const run = runEntry('src/bin/cli.ts', { CODE_ENCRYPTION_KEY: codeKey, LOG_LEVEL: 'silent', ...env }, { args });
-  const { code } = await run.exit;
-  return { code, stdout: run.stdout(), stderr: run.stderr() };
-}
+const cli = (args: string[], env: Record<string, string> = {}) => runCli(args, { CODE_ENCRYPTION_KEY: codeKey, LOG_LEVEL: 'silent', ...env });
 
 const onTestDatabase = () => ({ DATABASE_URL: database.url, REDIS_URL: inject('redisUrl') });
 

@@ -83,12 +83,17 @@ export type Run = Child & {
 };
 
 /** Runs a TypeScript entry point (or, with `compiled`, a JavaScript one) with its output captured. */
-export function runEntry(file: string, env: Record<string, string>, { compiled = false, args = [] as string[] } = {}): Run {
+export function runEntry(
+  file: string,
+  env: Record<string, string>,
+  { compiled = false, args = [] as string[], stdin = undefined as string | undefined } = {},
+): Run {
   const child = spawn(process.execPath, [...(compiled ? [] : ['--import', 'tsx']), file, ...args], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
+  if (stdin !== undefined) child.stdin!.end(stdin);
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (chunk) => (stdout += chunk));

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buyer, expectJson } from '../helpers/api.js';
 import { createCard, createCategory, shiftDays } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
-import { runEntry } from '../helpers/processes.js';
+import { cliEnvOf, cliJson, runCli } from '../helpers/cli.js';
 import { CATEGORY_KEYS, CARD_DETAIL_KEYS, expectKeys } from '../catalog/shapes.js';
 
 let app: TestApp;
@@ -14,28 +14,9 @@ beforeAll(async () => {
 });
 afterAll(async () => app?.close());
 
-type Run = { code: number | null; stdout: string; stderr: string };
-
-/** `npm run cli -- …` as an operator runs it: a separate process on the test app's database and Redis. */
-async function cli(args: string[]): Promise<Run> {
-  const { config } = app.services;
-  const env = {
-    DATABASE_URL: config.DATABASE_URL,
-    REDIS_URL: config.REDIS_URL,
-    BULLMQ_PREFIX: config.BULLMQ_PREFIX,
-    CODE_ENCRYPTION_KEY: config.codeEncryptionKey.toString('hex'),
-    PUBLIC_BASE_URL: 'https://store.example.com',
-    LOG_LEVEL: 'silent',
-  };
-  const run = runEntry('src/bin/cli.ts', env, { args });
-  const { code } = await run.exit;
-  return { code, stdout: run.stdout(), stderr: run.stderr() };
-}
-
-const json = (run: Run) => {
-  expect(run.code, run.stderr).toBe(0);
-  return JSON.parse(run.stdout) as Record<string, any>;
-};
+/** `npm run cli -- …` on the test app's database and Redis, for a store whose public base URL is set. */
+const cli = (args: string[]) => runCli(args, cliEnvOf(app, { PUBLIC_BASE_URL: 'https://store.example.com' }));
+const json = cliJson;
 
 describe('store commands', () => {
   it('create and change resources from --json or --file, printed as the API answers; API processes drop their catalog cache', async () => {

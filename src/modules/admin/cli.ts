@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { CliCommand } from '../../bin/cli-types.js';
-import { optionsInput } from '../../bin/cli-input.js';
+import { optionsInput, pageOptions } from '../../bin/cli-input.js';
 import { pageRequest } from '../../lib/paging.js';
 import { completeTopUpOrder } from '../fulfilment/index.js';
 import { statusObserver } from '../orders/events.js';
@@ -67,8 +67,7 @@ export const adminCommands: Record<string, CliCommand> = {
     description: 'Orders of all accounts, newest first',
     options: [
       { name: 'status', value: '<status>', description: 'initiate, completed, refund, stock_short or 0-3' },
-      { name: 'page', value: '<n>', description: 'page number (default 1)' },
-      { name: 'per-page', value: '<n>', description: 'orders per page (default 10, at most 100)' },
+      ...pageOptions('orders', 10),
     ],
     run: async ({ db }, _args, options) => {
       const query = optionsInput(ListOrdersQuery, options);

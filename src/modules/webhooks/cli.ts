@@ -1,5 +1,5 @@
 import type { CliCommand } from '../../bin/cli-types.js';
-import { optionsInput } from '../../bin/cli-input.js';
+import { optionsInput, pageOptions } from '../../bin/cli-input.js';
 import { pageRequest } from '../../lib/paging.js';
 import { existingAccount } from '../accounts/service.js';
 import { listDeliveries, retryDelivery } from './deliveries.js';
@@ -38,8 +38,7 @@ export const webhookCommands: Record<string, CliCommand> = {
     description: 'Webhook deliveries of every account, newest first',
     options: [
       { name: 'status', value: '<status>', description: 'pending, delivered, failed or skipped' },
-      { name: 'page', value: '<n>', description: 'page number (default 1)' },
-      { name: 'per-page', value: '<n>', description: 'deliveries per page (default 20)' },
+      ...pageOptions('deliveries', 20),
     ],
     run: async ({ db }, _args, options) => {
       const query = optionsInput(ListDeliveriesQuery, options);

@@ -1,0 +1,31 @@
+import { expect } from 'vitest';
+import type { TestApp } from './harness.js';
+import { runEntry } from './processes.js';
+
+export type CliRun = { code: number | null; stdout: string; stderr: string };
+
+/** `npm run cli -- …` as an operator runs it: a process of its own, with `env` (see cliEnvOf), and `stdin` if given. */
+export async function runCli(args: string[], env: Record<string, string>, stdin?: string): Promise<CliRun> {
+  const run = runEntry('src/bin/cli.ts', env, { args, stdin });
+  const { code } = await run.exit;
+  return { code, stdout: run.stdout(), stderr: run.stderr() };
+}
+
+/** The environment that points the CLI at a test app's database, Redis and code key. */
+export function cliEnvOf(app: TestApp, extra: Record<string, string> = {}): Record<string, string> {
+  const { config } = app.services;
+  return {
+    DATABASE_URL: config.DATABASE_URL,
+    REDIS_URL: config.REDIS_URL,
+    BULLMQ_PREFIX: config.BULLMQ_PREFIX,
+    CODE_ENCRYPTION_KEY: config.codeEncryptionKey.toString('hex'),
+    LOG_LEVEL: 'silent',
+    ...extra,
+  };
+}
+
+/** The JSON a command printed, after checking it succeeded. */
+export function cliJson(run: CliRun): Record<string, any> {
+  expect(run.code, run.stderr).toBe(0);
+  return JSON.parse(run.stdout) as Record<string, any>;
+}

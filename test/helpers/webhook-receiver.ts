@@ -14,6 +14,7 @@ export async function startReceiver(secret?: string) {
   const received: ReceivedEvent[] = [];
   const rejected: string[] = [];
   let answer = 200;
+  let location: string | undefined;
   let requests = 0;
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -32,7 +33,7 @@ export async function startReceiver(secret?: string) {
           return;
         }
       }
-      res.writeHead(answer, { 'content-type': 'text/plain' }).end(answer < 300 ? 'ok' : 'receiver is down');
+      res.writeHead(answer, { 'content-type': 'text/plain', ...(location ? { location } : {}) }).end(answer < 300 ? 'ok' : 'receiver is down');
     });
   });
   server.listen(0, '127.0.0.1');
@@ -45,8 +46,10 @@ export async function startReceiver(secret?: string) {
     trust: (endpointSecret: string) => {
       verifier = new Webhook(endpointSecret);
     },
-    answerWith: (status: number) => {
+    /** The status of every answer from now on, with a `Location` header when `redirectTo` is given. */
+    answerWith: (status: number, redirectTo?: string) => {
       answer = status;
+      location = redirectTo;
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

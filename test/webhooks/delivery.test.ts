@@ -155,6 +155,24 @@ describe('at least once', () => {
     await receiver.close();
   });
 
+  it('does not follow a redirect: a 3xx is a failed attempt, and the place it points to gets nothing', async () => {
+    const { buyer, receiver } = await subscribedBuyer();
+    const elsewhere = await startReceiver();
+    receiver.answerWith(307, elsewhere.url);
+    const service = await createCardService(app.services.db, '1.00');
+    await stockCodes(app, service.serviceId, 1);
+    const utr = await placeCardOrder(buyer, [[service.serviceId, 1]]);
+    await waitFor('two attempts', async () => receiver.requests() >= 2);
+    const [attempt] = await app.services.sql<{ status_code: number }[]>`
+      select a.status_code from webhook_attempts a
+      join webhook_deliveries d on d.id = a.delivery_id join webhook_events e on e.id = d.event_id
+      where e.data->>'utr' = ${utr} order by a.id limit 1`;
+    expect(attempt).toEqual({ status_code: 307 });
+    expect(elsewhere.requests()).toBe(0);
+    await receiver.close();
+    await elsewhere.close();
+  });
+
   it('gives up after the last retry, and an operator resends the failed delivery', async () => {
     const { buyer, receiver } = await subscribedBuyer();
     receiver.answerWith(500);
@@ -164,7 +182,7 @@ describe('at least once', () => {
     const admin = { Authorization: `Bearer ${app.adminToken}` };
     const failed = await waitFor('the delivery to fail for good', async () => {
       const page = await expectJson(await app.request('/admin/webhook-deliveries?status=failed&per_page=100', { headers: admin }), 200);
-      return page.message.data.find((d: { id: number; status: string; attempts: number }) => d.status === 'failed' && d.attempts === 4);
+      return page.message.data.find((d: { account_id: number; status: string; attempts: number }) => d.account_id === buyer.accountId && d.attempts === 4);
     });
     expect(receiver.requests()).toBe(4);
     receiver.answerWith(200);

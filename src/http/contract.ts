@@ -206,6 +206,8 @@ export function endpoint<
   failuresIn?: 'A' | 'B';
   errors?: Status[];
   description?: string;
+  /** The answer carries an ETag, and a matching If-None-Match gets 304 (see cachedJson). */
+  notModified?: boolean;
 }) {
   const { guard, query, params, headers, ok } = spec;
   const body = spec.body ?? spec.jsonBody;
@@ -235,7 +237,11 @@ export function endpoint<
           : undefined,
     },
     responses: {
-      200: json(spec.envelope === 'whole' ? ok : successA(ok), 'Success'),
+      200: {
+        ...json(spec.envelope === 'whole' ? ok : successA(ok), 'Success'),
+        ...(spec.notModified ? { headers: { ETag: { description: 'Send it back in If-None-Match: 304 while the answer is unchanged', schema: { type: 'string' as const } } } } : {}),
+      },
+      ...(spec.notModified ? { 304: { description: 'Not modified: the If-None-Match ETag is current (no body)' } } : {}),
       ...failures(spec.failuresIn ?? 'A', [...(guard ? [401 as const, ...(guard.failures ?? [])] : []), ...(body ? [400 as const, 413 as const, 422 as const] : []), ...(spec.errors ?? [])]),
     },
   });

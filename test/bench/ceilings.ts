@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
@@ -23,6 +26,32 @@ export async function bareHonoCeiling(seconds: number, warmup: number): Promise<
     return { ...figures, note: await probe.stop() };
   } finally {
     await server.stop();
+  }
+}
+
+/**
+ * The fair ceiling of a read (a tiny body is no ceiling for a 13 KB catalog page): a bare node:http server in its
+ * own process sending, for each path of `bodies`, the same bytes the service answered, requested in the same mix.
+ */
+export async function sameBytesCeiling(bodies: Record<string, string>, seconds: number, warmup: number): Promise<Measured> {
+  const port = await freePort();
+  const dir = await mkdtemp(join(tmpdir(), 'bench-bodies-'));
+  const file = join(dir, 'bodies.json');
+  await writeFile(file, JSON.stringify(bodies));
+  const server = spawnTs('test/bench/same-bytes.ts', { PORT: String(port), BODIES_FILE: file });
+  try {
+    const url = `http://127.0.0.1:${port}`;
+    const paths = Object.keys(bodies);
+    await waitForHttp(`${url}${paths[0]}`, server);
+    const next = () => ({ method: 'GET' as const, path: paths[Math.floor(Math.random() * paths.length)]! });
+    await runHttp({ url, seconds: warmup, next });
+    const probe = await startProbe({ server: server.process.pid, 'bench (load generator)': process.pid });
+    const { total: _total, ...figures } = await runHttp({ url, seconds, next });
+    const bytes = Math.round(paths.reduce((sum, path) => sum + Buffer.byteLength(bodies[path]!), 0) / paths.length);
+    return { ...figures, note: `${await probe.stop()}, ${paths.length} paths, ${bytes} bytes per body on average` };
+  } finally {
+    await server.stop();
+    await rm(dir, { recursive: true, force: true });
   }
 }
 

@@ -11,12 +11,12 @@ import { Redis } from 'ioredis';
 import { connectDatabase, type Database } from '../../src/db/client.js';
 import { loadConfig } from '../../src/env.js';
 import { QUEUE_NAMES } from '../../src/queues/index.js';
-import { bareHonoCeiling, bullmqCeiling, rawTxCeiling, removeRawTxRows } from './ceilings.js';
+import { bareHonoCeiling, bullmqCeiling, rawTxCeiling, removeRawTxRows, sameBytesCeiling } from './ceilings.js';
 import { createAccounts, dropDatabase, issueTokens, loadCatalog, loadCodes, loadOrderHistory, loadReviews, registerEndpoints, resetDatabase } from './data.js';
 import { startCountingReceiver } from './receiver.js';
 import { freePort, sleep, spawnTs, waitForHttp, type Child } from '../helpers/processes.js';
 import { Report } from './report.js';
-import { cardOrders, endToEnd, measureHttp, reads, topUpOrders, waitForCardOrders, type Target } from './scenarios.js';
+import { cardOrders, endToEnd, measureHttp, readBodies, readPaths, reads, topUpOrders, waitForCardOrders, type Target } from './scenarios.js';
 
 const SIZES = {
   quick: { seconds: 3, warmup: 1, accounts: 200, codesPerService: 600, e2eOrders: 2000, growthCodes: 50_000, growthOrders: 5_000 },
@@ -147,10 +147,13 @@ async function measureService(report: Report, { sql }: Database, { catalog, many
   report.add('webhooks.delivered', await deliveriesSettled(sql, receiver), null);
   await sql`update webhook_endpoints set deleted_at = now()`;
 
-  step('reads');
+  step('reads, each against a bare node:http server sending the same bytes');
   const read = reads(catalog, tokens);
+  const paths = readPaths(catalog);
   for (const name of ['top-up-list', 'top-up-details', 'card-services', 'card-orders'] as const) {
-    report.add(`read.${name}`, await measureHttp(target, read[name]), 'ceiling.bare-hono');
+    const bodies = await readBodies(target.baseUrl, paths[name], tokens[0]!);
+    report.add(`ceiling.same-bytes.${name}`, await sameBytesCeiling(bodies, size.seconds, size.warmup));
+    report.add(`read.${name}`, await measureHttp(target, read[name]), `ceiling.same-bytes.${name}`);
   }
 
   step(`growth: +${size.growthCodes} codes in inventory, one account with ${size.growthOrders} orders`);

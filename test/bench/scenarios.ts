@@ -59,15 +59,34 @@ export function topUpOrders(catalog: Catalog, tokens: string[]): () => autocanno
   };
 }
 
-export function reads(catalog: Catalog, tokens: string[]) {
-  const token = rotation(tokens);
-  const get = (path: string): autocannon.Request => ({ method: 'GET', path, headers: auth(token()) });
+/** The paths each read scenario requests, in equal measure. */
+export function readPaths(catalog: Catalog) {
   return {
-    'top-up-list': () => get('/api/top-up/list'),
-    'top-up-details': () => get(`/api/top-up/details?slug=${pick(catalog.topUps).slug}`),
-    'card-services': () => get(`/api/card/services?card_id=${pick(catalog.cards)}`),
-    'card-orders': () => get('/api/get-card/orders'),
+    'top-up-list': ['/api/top-up/list'],
+    'top-up-details': catalog.topUps.map((topUp) => `/api/top-up/details?slug=${topUp.slug}`),
+    'card-services': catalog.cards.map((card) => `/api/card/services?card_id=${card}`),
+    'card-orders': ['/api/get-card/orders'],
   };
+}
+
+export type ReadName = keyof ReturnType<typeof readPaths>;
+
+export function reads(catalog: Catalog, tokens: string[]): Record<ReadName, () => autocannon.Request> {
+  const token = rotation(tokens);
+  const paths = readPaths(catalog);
+  const get = (name: ReadName) => () => ({ method: 'GET' as const, path: pick(paths[name]), headers: auth(token()) });
+  return { 'top-up-list': get('top-up-list'), 'top-up-details': get('top-up-details'), 'card-services': get('card-services'), 'card-orders': get('card-orders') };
+}
+
+/** The bytes the service answers to each path of a read scenario, as one account sees them. */
+export async function readBodies(baseUrl: string, paths: string[], token: string): Promise<Record<string, string>> {
+  const bodies: Record<string, string> = {};
+  for (const path of paths) {
+    const response = await fetch(`${baseUrl}${path}`, { headers: auth(token) });
+    if (!response.ok) throw new Error(`${path} answered ${response.status}`);
+    bodies[path] = await response.text();
+  }
+  return bodies;
 }
 
 /** A warm-up run (not recorded), then the measured one. */

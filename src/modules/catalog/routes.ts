@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { AppEnv } from '../../http/context.js';
+import { cachedJson } from '../../http/cached-json.js';
 import { contractRouter, endpoint } from '../../http/contract.js';
 import { pageObject } from '../../http/pagination.js';
 import { assetUrls, baseUrl } from '../../http/urls.js';
@@ -102,7 +103,7 @@ const read = <Q extends z.ZodObject | undefined = undefined>(
   path: string,
   summary: string,
   tag: string,
-  spec: { query?: Q; ok: z.ZodType; errors?: Array<404 | 422> },
+  spec: { query?: Q; ok: z.ZodType; errors?: Array<404 | 422>; notModified?: boolean },
 ) => endpoint({ method: 'get', path, summary, tag, guard: signedIn, ...spec });
 
 /** A2, A3, A4, A5, A9, A10, A11, A17: the catalog, for a signed-in account (C1). */
@@ -110,10 +111,12 @@ export function catalogRoutes() {
   const router = contractRouter();
 
   router.openapi(
-    read('/get-category', 'Active categories with their number of active products', 'Catalog', { ok: z.object({ categories: z.array(Category) }) }),
+    read('/get-category', 'Active categories with their number of active products', 'Catalog', { notModified: true, ok: z.object({ categories: z.array(Category) }) }),
     async (c) => {
-      const rows = await cached(c, 'categories', listCategories);
-      return c.json({ status: 'success' as const, message: { categories: rows.map(presentCategory) } }, 200);
+      return cachedJson(c, async () => {
+        const rows = await cached(c, 'categories', listCategories);
+        return { status: 'success' as const, message: { categories: rows.map(presentCategory) } };
+      });
     },
   );
 
@@ -121,17 +124,20 @@ export function catalogRoutes() {
     read('/top-up/list', 'A page of top-ups with their active services', 'Top-ups', {
       query: topUpListQuery,
       ok: TopUpListPage,
+      notModified: true,
       errors: [404, 422],
     }),
     async (c) => {
       const query = c.req.valid('query');
-      await requireCategory(c, query.category_id, 'top_up');
-      const page = pageRequest(query, TOP_UPS_PER_PAGE);
-      const { rows, total } = await cached(c, `top-ups:${query.category_id}:${page.perPage}:${page.page}`, (db) =>
-        listTopUps(db, { categoryId: query.category_id, limit: page.perPage, offset: pageOffset(page) }),
-      );
-      const urls = urlsFor(c);
-      return c.json({ status: 'success' as const, message: pageObject(c, 'items', rows.map((row) => presentTopUpListItem(row, urls)), total, page) }, 200);
+      return cachedJson(c, async () => {
+        await requireCategory(c, query.category_id, 'top_up');
+        const page = pageRequest(query, TOP_UPS_PER_PAGE);
+        const { rows, total } = await cached(c, `top-ups:${query.category_id}:${page.perPage}:${page.page}`, (db) =>
+          listTopUps(db, { categoryId: query.category_id, limit: page.perPage, offset: pageOffset(page) }),
+        );
+        const urls = urlsFor(c);
+        return { status: 'success' as const, message: pageObject(c, 'items', rows.map((row) => presentTopUpListItem(row, urls)), total, page) };
+      });
     },
   );
 
@@ -179,22 +185,25 @@ export function catalogRoutes() {
     read('/topup/services', 'Active top-up services', 'Top-ups', {
       query: topUpServicesQuery,
       ok: z.object({ services: z.array(TopUpService) }),
+      notModified: true,
       errors: [404, 422],
     }),
     async (c) => {
-      const services = await productServices(c, 'top_up', c.req.valid('query').top_up_id);
-      return c.json({ status: 'success' as const, message: { services } }, 200);
+      const { top_up_id } = c.req.valid('query');
+      return cachedJson(c, async () => ({ status: 'success' as const, message: { services: await productServices(c, 'top_up', top_up_id) } }));
     },
   );
 
   router.openapi(
-    read('/get-card', 'Active cards', 'Cards', { query: cardListQuery, ok: z.object({ cards: z.array(Card) }), errors: [404, 422] }),
+    read('/get-card', 'Active cards', 'Cards', { query: cardListQuery, notModified: true, ok: z.object({ cards: z.array(Card) }), errors: [404, 422] }),
     async (c) => {
       const { category_id } = c.req.valid('query');
-      await requireCategory(c, category_id, 'card');
-      const rows = await cached(c, `cards:${category_id}`, (db) => listCards(db, category_id));
-      const urls = urlsFor(c);
-      return c.json({ status: 'success' as const, message: { cards: rows.map((row) => presentCard(row, urls)) } }, 200);
+      return cachedJson(c, async () => {
+        await requireCategory(c, category_id, 'card');
+        const rows = await cached(c, `cards:${category_id}`, (db) => listCards(db, category_id));
+        const urls = urlsFor(c);
+        return { status: 'success' as const, message: { cards: rows.map((row) => presentCard(row, urls)) } };
+      });
     },
   );
 
@@ -231,11 +240,12 @@ export function catalogRoutes() {
     read('/card/services', 'Active card services', 'Cards', {
       query: cardServicesQuery,
       ok: z.object({ services: z.array(CardService) }),
+      notModified: true,
       errors: [404, 422],
     }),
     async (c) => {
-      const services = await productServices(c, 'card', c.req.valid('query').card_id);
-      return c.json({ status: 'success' as const, message: { services } }, 200);
+      const { card_id } = c.req.valid('query');
+      return cachedJson(c, async () => ({ status: 'success' as const, message: { services: await productServices(c, 'card', card_id) } }));
     },
   );
 

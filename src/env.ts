@@ -57,6 +57,8 @@ const EnvSchema = z.object({
   TOPUP_PROVIDER_URL: z.url().optional(),
   TOPUP_PROVIDER_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
+  /** `npm run worker` serves GET /metrics on this port (no other route); unset, a worker process serves nothing. */
+  WORKER_METRICS_PORT: z.coerce.number({ error: 'must be a number' }).int({ error: 'must be a whole number' }).min(1).max(65535, { error: 'must be at most 65535' }).optional(),
   /** Where operators get `stock.low` (C17), signed with ADMIN_WEBHOOK_SECRET (`whsec_…`). */
   ADMIN_WEBHOOK_URL: z.url().optional(),
   ADMIN_WEBHOOK_SECRET: z.string().regex(/^whsec_[A-Za-z0-9+/=]{24,}$/, 'must be whsec_ followed by base64 (24+ characters)').optional(),

@@ -17,7 +17,8 @@ afterAll(async () => scene?.close());
 describe('workers killed mid-batch', () => {
   it('lose no order, deliver no code twice, keep caps and money right', async () => {
     const { cluster, store, db } = scene;
-    const load = placeOrders(cluster, store, 400, 24);
+    // Enough orders that jobs are still coming when the second worker is killed (fulfilment is fast).
+    const load = placeOrders(cluster, store, 1500, 24);
     // Kill both workers, one after the other, while jobs are in their hands; start fresh ones.
     const queue = scene.queue(QUEUE_NAMES.fulfilment);
     for (const victim of [0, 1]) {

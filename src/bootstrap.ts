@@ -167,17 +167,14 @@ export function exitOnUncaught(logger: Logger): void {
  * SIGTERM or SIGINT runs `stop` once (C20): it gets a deadline `timeoutMs` away and should finish by it;
  * at the deadline the process exits anyway, so an unreachable PostgreSQL or Redis never holds it. Work
  * left unfinished (a job mid-way) is picked up again elsewhere: every job handler is idempotent.
- * A second signal exits at once.
+ * A second signal exits at once. The function returned starts the same shutdown without a signal (a worker
+ * process whose API process has gone); it does nothing once one has begun.
  */
-export function onShutdown(timeoutMs: number, stop: (deadline: number) => Promise<void>): void {
+export function onShutdown(timeoutMs: number, stop: (deadline: number) => Promise<void>): (reason: string) => void {
   let stopping = false;
-  const handler = (signal: NodeJS.Signals) => {
-    if (stopping) {
-      process.stderr.write(`${signal} received again, exiting now\n`);
-      process.exit(signal === 'SIGINT' ? 130 : 143);
-    }
+  const begin = (reason: string) => {
     stopping = true;
-    process.stderr.write(`${signal} received, shutting down (at most ${timeoutMs} ms)\n`);
+    process.stderr.write(`${reason}, shutting down (at most ${timeoutMs} ms)\n`);
     const deadline = Date.now() + timeoutMs;
     const timer = setTimeout(() => {
       process.stderr.write('shutdown deadline reached, exiting\n');
@@ -192,6 +189,16 @@ export function onShutdown(timeoutMs: number, stop: (deadline: number) => Promis
       },
     );
   };
-  process.on('SIGINT', handler);
-  process.on('SIGTERM', handler);
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      process.stderr.write(`${signal} received again, exiting now\n`);
+      process.exit(signal === 'SIGINT' ? 130 : 143);
+    }
+    begin(`${signal} received`);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return (reason) => {
+    if (!stopping) begin(reason);
+  };
 }

@@ -1,4 +1,4 @@
-import { startWorkers } from '../workers/index.js';
+import { startWorkerProcess } from '../workers/process.js';
 import { createApp } from './app.js';
 import { bootstrap, exitOnUncaught, onShutdown, startOrExit, StartupError } from './bootstrap.js';
 import { until } from './lib/deadline.js';
@@ -18,8 +18,8 @@ function listen(fetch: ReturnType<typeof createApp>['fetch'], config: Config): P
   });
 }
 
-/** `npm start`: database ready, demo data on an empty database, API and workers in one process. */
-const { services, http, workers } = await startOrExit(async () => {
+/** `npm start`: database ready, demo data on an empty database, the API here and the workers in a child process. */
+const { services, http } = await startOrExit(async () => {
   const services = await bootstrap({ prepareDatabase: true });
   const { config, logger } = services;
   exitOnUncaught(services.logger);
@@ -28,18 +28,22 @@ const { services, http, workers } = await startOrExit(async () => {
     logger.info('demo data seeded; run `npm run -s seed -- --json` for the demo credentials');
   }
   const app = createApp(services);
-  const http = await listen(app.fetch, config);
-  // Workers start once the port is ours: a start that fails on the port has taken no job.
-  const workers = config.RUN_WORKERS ? await startWorkers(services) : null;
+  return { services, http: await listen(app.fetch, config) };
+});
+
+// Workers start once the port is ours: a start that fails on the port has taken no job.
+const workers = services.config.RUN_WORKERS ? startWorkerProcess(services) : null;
+
+onShutdown(services.config.SHUTDOWN_TIMEOUT_MS, async (deadline) => {
+  // Stop accepting and let the requests in flight finish while the worker process finishes its jobs, then the connections.
+  await Promise.all([until(deadline, http.drain()), workers?.close(deadline)]);
+  await services.close(deadline);
+});
+
+await startOrExit(async () => {
+  await workers?.ready;
+  const { config, logger } = services;
   const base = config.PUBLIC_BASE_URL?.replace(/\/+$/, '') ?? `http://localhost:${config.PORT}`;
   process.stdout.write(`Store API:   ${base}/api/\nLicense API: ${base}/license-api/\n`);
   logger.info({ port: config.PORT, workers: Boolean(workers) }, 'listening');
-  return { services, http, workers };
-});
-
-onShutdown(services.config.SHUTDOWN_TIMEOUT_MS, async (deadline) => {
-  // Stop accepting, let the requests in flight finish, then the workers, then the connections.
-  await until(deadline, http.drain());
-  await workers?.close(deadline);
-  await services.close(deadline);
 });

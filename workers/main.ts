@@ -1,10 +1,15 @@
 import { bootstrap, exitOnUncaught, onShutdown, startOrExit, StartupError } from '../src/bootstrap.js';
 import { startWorkers } from './index.js';
 import { serveWorkerMetrics } from './metrics-server.js';
+import type { FromWorkerProcess, ToWorkerProcess } from './process.js';
 
-/** `npm run worker`: the workers alone, for hosts that run no API. */
+/** Forked by `npm start` (workers/process.ts): its IPC channel to the API process. */
+const parent = process.send?.bind(process);
+
+/** `npm run worker`: the workers alone, for hosts that run no API; also the worker process `npm start` forks. */
 const { services, workers, metricsServer } = await startOrExit(async () => {
-  const services = await bootstrap({ prepareDatabase: true });
+  // Forked, the API process has created and migrated the database already: only check it is migrated.
+  const services = await bootstrap({ prepareDatabase: !parent });
   exitOnUncaught(services.logger);
   const port = services.config.WORKER_METRICS_PORT;
   // Before any job is taken: a port that cannot be used fails the start naming the variable.
@@ -18,8 +23,24 @@ const { services, workers, metricsServer } = await startOrExit(async () => {
   services.logger.info({ metricsPort: port ?? null }, 'workers started');
   return { services, workers, metricsServer };
 });
-onShutdown(services.config.SHUTDOWN_TIMEOUT_MS, async (deadline) => {
+const shutDown = onShutdown(services.config.SHUTDOWN_TIMEOUT_MS, async (deadline) => {
   metricsServer?.close();
   await workers.close(deadline);
   await services.close(deadline);
 });
+
+// Forked: answer the API process's scrapes, and stop when it has gone.
+if (parent) {
+  const tell = (message: FromWorkerProcess) => void (process.connected && parent(message));
+  process.on('message', (message: ToWorkerProcess) => {
+    if (message.type !== 'series') return;
+    services.metrics.ownSeries().then(
+      (series) => tell({ type: 'series', id: message.id, series }),
+      () => tell({ type: 'series', id: message.id, series: [] }),
+    );
+  });
+  // It may have gone while this process was starting, before anyone listened for it.
+  if (process.connected) process.once('disconnect', () => shutDown('the API process has gone'));
+  else shutDown('the API process has gone');
+  tell({ type: 'ready' });
+}

@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type MetricObjectWithValues, type MetricValue, type PrometheusContentType } from 'prom-client';
 import { withTimeout } from './deadline.js';
 
 /**
@@ -17,12 +17,22 @@ export type ScrapeSources = {
 /** A webhook delivery attempt, by what came of it (`retrying`: it failed and another attempt is scheduled). */
 export type WebhookOutcome = 'delivered' | 'retrying' | 'failed' | 'skipped';
 
+/** The series a process recorded itself (requests, orders, jobs, its process figures), as prom-client's JSON. */
+export type ProcessSeries = MetricObjectWithValues<MetricValue<string>>[];
+
 /** The series of DESIGN C16, recorded through typed functions; one registry per process. */
 export type Metrics = {
   /** The Content-Type of `render()`. */
   contentType: string;
-  /** Every series in the Prometheus text format. */
+  /**
+   * Every series in the Prometheus text format: this process's own, summed with those of its peers (the
+   * worker process `npm start` runs beside the API), and the ones read from PostgreSQL and Redis at scrape.
+   */
   render: () => Promise<string>;
+  /** This process's own series, for the process that renders them with its own. */
+  ownSeries: () => Promise<ProcessSeries>;
+  /** Adds a process whose own series `render` includes; a peer that does not answer in time is left out of that scrape. */
+  addPeer: (read: () => Promise<ProcessSeries>) => void;
   /** `route` is the route's pattern (`/admin/orders/:utr/refund`), never a raw path. */
   requestServed: (request: { method: string; route: string; status: number }, seconds: number) => void;
   orderPlaced: (kind: string) => void;
@@ -38,14 +48,17 @@ export type Metrics = {
 const JOB_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 /**
- * A registry of its own (never prom-client's global one), so two services in one process, such as test
- * apps, count apart.
+ * Registries of its own (never prom-client's global one), so two services in one process, such as test
+ * apps, count apart: `own` holds what this process records, `scraped` what every process reads alike from
+ * PostgreSQL and Redis (summed across processes it would count twice).
  */
 export function createMetrics(sources: ScrapeSources, { scrapeTimeoutMs = 2000 } = {}): Metrics {
-  const registry = new Registry();
-  const registers = [registry];
-  collectDefaultMetrics({ register: registry });
+  const own = new Registry();
+  const scraped = new Registry();
+  const registers = [own];
+  collectDefaultMetrics({ register: own });
   const bounded = <T>(read: () => Promise<T>) => withTimeout(scrapeTimeoutMs, read()).catch(() => [] as T);
+  const peers: Array<() => Promise<ProcessSeries>> = [];
 
   const requests = new Counter({ name: 'http_requests_total', help: 'HTTP requests answered', labelNames: ['method', 'route', 'status'], registers });
   const latency = new Histogram({
@@ -65,12 +78,14 @@ export function createMetrics(sources: ScrapeSources, { scrapeTimeoutMs = 2000 }
   const jobFailures = new Counter({ name: 'jobs_failed_total', help: 'Failed job attempts', labelNames: ['queue'], registers });
   const webhooks = new Counter({ name: 'webhook_deliveries_total', help: 'Webhook delivery attempts, by outcome', labelNames: ['outcome'], registers });
   // Alerts are outbox rows: counted from PostgreSQL, so every process (API or worker) shows the same total.
-  const lowStock = () => bounded(sources.lowStock);
+  // Two series come from that one read: it runs once per scrape (render starts a new one).
+  let lowStockRead: ReturnType<ScrapeSources['lowStock']> | null = null;
+  const lowStock = () => (lowStockRead ??= bounded(sources.lowStock));
   new Counter({
     name: 'low_stock_alerts_total',
     help: 'stock.low alerts raised per card service (read at scrape time)',
     labelNames: ['card_service_id'],
-    registers,
+    registers: [scraped],
     async collect() {
       const rows = await lowStock();
       this.reset();
@@ -81,7 +96,7 @@ export function createMetrics(sources: ScrapeSources, { scrapeTimeoutMs = 2000 }
     name: 'card_service_below_low_stock_threshold',
     help: '1 while a card service has fewer unassigned codes than its low_stock_threshold (read at scrape time)',
     labelNames: ['card_service_id'],
-    registers,
+    registers: [scraped],
     async collect() {
       const rows = await lowStock();
       this.reset();
@@ -92,7 +107,7 @@ export function createMetrics(sources: ScrapeSources, { scrapeTimeoutMs = 2000 }
     name: 'queue_jobs',
     help: 'Jobs per queue and state, read at scrape time',
     labelNames: ['queue', 'state'],
-    registers,
+    registers: [scraped],
     async collect() {
       const rows = await bounded(sources.queueJobs);
       this.reset();
@@ -103,7 +118,7 @@ export function createMetrics(sources: ScrapeSources, { scrapeTimeoutMs = 2000 }
     name: 'card_codes_available',
     help: 'Unassigned card codes per card service, read at scrape time',
     labelNames: ['card_service_id'],
-    registers,
+    registers: [scraped],
     async collect() {
       const rows = await bounded(sources.codesAvailable);
       this.reset();
@@ -112,8 +127,14 @@ export function createMetrics(sources: ScrapeSources, { scrapeTimeoutMs = 2000 }
   });
 
   return {
-    contentType: registry.contentType,
-    render: () => registry.metrics(),
+    contentType: own.contentType,
+    render: async () => {
+      lowStockRead = null;
+      const mine = peers.length === 0 ? own : AggregatorRegistry.aggregate<PrometheusContentType>([await own.getMetricsAsJSON(), ...(await Promise.all(peers.map(bounded)))]);
+      return Registry.merge([mine, scraped]).metrics();
+    },
+    ownSeries: () => own.getMetricsAsJSON(),
+    addPeer: (read) => void peers.push(read),
     requestServed: (labels, seconds) => {
       requests.inc(labels);
       latency.observe(labels, seconds);

@@ -190,4 +190,19 @@ describe('labels and limits', () => {
     // The rest of the scrape is there.
     expect(text).toMatch(/^process_cpu_user_seconds_total \d/m);
   });
+
+  it('reads each source once per scrape, however many series it feeds', async () => {
+    const reads = { queueJobs: 0, codesAvailable: 0, lowStock: 0 };
+    const metrics = createMetrics({
+      queueJobs: async () => (reads.queueJobs++, []),
+      codesAvailable: async () => (reads.codesAvailable++, []),
+      lowStock: async () => (reads.lowStock++, [{ cardServiceId: 7, alerts: 2, below: true }]),
+    });
+    const text = await metrics.render();
+    expect(text).toMatch(/^low_stock_alerts_total\{card_service_id="7"\} 2$/m);
+    expect(text).toMatch(/^card_service_below_low_stock_threshold\{card_service_id="7"\} 1$/m);
+    expect(reads).toEqual({ queueJobs: 1, codesAvailable: 1, lowStock: 1 });
+    await metrics.render();
+    expect(reads).toEqual({ queueJobs: 2, codesAvailable: 2, lowStock: 2 });
+  });
 });

@@ -1,0 +1,143 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { connectDatabase, type Database } from '../../src/db/client.js';
+import { createAccount } from '../../src/modules/accounts/service.js';
+import { addCodes } from '../../src/modules/inventory/service.js';
+import { createCard } from '../helpers/fixtures.js';
+import { createTestDatabase } from '../helpers/harness.js';
+import { freePort, runEntry, sleep, waitForHttp, type Run } from '../helpers/processes.js';
+
+/**
+ * `npm start` runs the workers in a child process of their own (workers/process.ts): orders are fulfilled
+ * there, the API's /metrics still shows the jobs, a worker process that dies is replaced, and the worker
+ * process never outlives the API process.
+ */
+let database: Awaited<ReturnType<typeof createTestDatabase>>;
+let db: Database;
+let env: Record<string, string>;
+let baseUrl: string;
+let serviceId: number;
+let token: string;
+const runs: Run[] = [];
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  db = connectDatabase(database.url, 2, 'worker-process-test');
+  const key = randomBytes(32);
+  const port = await freePort();
+  baseUrl = `http://127.0.0.1:${port}`;
+  env = {
+    DATABASE_URL: database.url,
+    REDIS_URL: inject('redisUrl'),
+    BULLMQ_PREFIX: `test:worker-process:${randomBytes(4).toString('hex')}`,
+    CODE_ENCRYPTION_KEY: key.toString('hex'),
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    LOG_LEVEL: 'warn',
+    SHUTDOWN_TIMEOUT_MS: '5000',
+  };
+  const card = await createCard(db.db, { services: [{ price: '1.00' }] });
+  serviceId = card.services[0]!.id;
+  await addCodes(db.db, key, serviceId, Array.from({ length: 10 }, (_, i) => `WP-${i}-${randomBytes(4).toString('hex')}`));
+  const keys = await createAccount(db.db, { firstname: 'Worker', lastname: 'Process', currency: 'USD', currencySymbol: '$', balance: '100.00' });
+  const api = await startApi();
+  const answer = await fetch(`${baseUrl}/api/generate/authorization-token`, { method: 'POST', headers: { PublicKey: keys.publicKey, SecretKey: keys.secretKey } });
+  token = ((await answer.json()) as { bearer_token: string }).bearer_token;
+  await api.stop();
+});
+
+afterAll(async () => {
+  for (const run of runs) await run.stop();
+  await db?.close();
+  await database?.drop();
+});
+
+async function startApi(): Promise<Run> {
+  const run = runEntry('src/main.ts', env);
+  runs.push(run);
+  await waitForHttp(`${baseUrl}/health`, run);
+  // The banner comes once the worker process is ready.
+  while (!run.stdout().includes('Store API:')) {
+    run.ensureRunning();
+    await sleep(50);
+  }
+  return run;
+}
+
+/** The pids of a process's children. */
+function childrenOf(pid: number): number[] {
+  try {
+    return execFileSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+  } catch {
+    return []; // ps exits 1 when there are none
+  }
+}
+
+/** Running, not merely not yet reaped (an orphan's zombie may linger where PID 1 does not reap). */
+const alive = (pid: number) => {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]![0] !== 'Z';
+  } catch {
+    return false;
+  }
+};
+
+async function orderCompleted(): Promise<string> {
+  const answer = await fetch(`${baseUrl}/api/card/make-order`, {
+    method: 'POST',
+    headers: { Authorization: token, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ service_ids: [serviceId], quantities: [1] }),
+  });
+  expect(answer.status).toBe(200);
+  const { utr } = ((await answer.json()) as { message: { utr: string } }).message;
+  await expect
+    .poll(async () => (await db.sql`select status from orders where utr = ${utr}`)[0]?.status, { timeout: 20_000, interval: 100 })
+    .toBe(1);
+  return utr;
+}
+
+describe('npm start runs its workers in a child process', () => {
+  it('fulfils there, and the API /metrics counts the jobs the worker process ran', async () => {
+    const api = await startApi();
+    const [worker, ...more] = childrenOf(api.process.pid!);
+    expect(worker).toBeDefined();
+    expect(more).toEqual([]);
+    await orderCompleted();
+    await orderCompleted();
+
+    const metrics = await (await fetch(`${baseUrl}/metrics`)).text();
+    // Recorded by the worker process, rendered by the API process.
+    expect(metrics).toMatch(/^job_duration_seconds_count\{queue="order-fulfilment"\} 2$/m);
+    expect(metrics).toMatch(/^order_status_changes_total\{kind="card",status="completed"\} 2$/m);
+    // Recorded by the API process itself; scrape-time series once, not once per process.
+    expect(metrics).toMatch(/^orders_placed_total\{kind="card"\} 2$/m);
+    expect(metrics.match(/^# TYPE card_codes_available gauge$/gm)).toHaveLength(1);
+    expect(metrics).toMatch(new RegExp(`^card_codes_available\\{card_service_id="${serviceId}"\\} \\d+$`, 'm'));
+
+    api.process.kill('SIGTERM');
+    expect(await api.exit).toEqual({ code: 0, signal: null });
+    await expect.poll(() => alive(worker!), { timeout: 10_000 }).toBe(false);
+  }, 60_000);
+
+  it('a worker process that dies is replaced, and orders placed meanwhile are fulfilled', async () => {
+    const api = await startApi();
+    const [first] = childrenOf(api.process.pid!);
+    process.kill(first!, 'SIGKILL');
+    await orderCompleted();
+    const [second] = childrenOf(api.process.pid!);
+    expect(second).toBeDefined();
+    expect(second).not.toBe(first);
+    expect(api.stderr()).toContain('the worker process ended');
+    await api.stop();
+  }, 60_000);
+
+  it('the worker process shuts down by itself when the API process is killed', async () => {
+    const api = await startApi();
+    const [worker] = childrenOf(api.process.pid!);
+    api.process.kill('SIGKILL');
+    await api.exit;
+    await expect.poll(() => alive(worker!), { timeout: 10_000 }).toBe(false);
+  }, 60_000);
+});

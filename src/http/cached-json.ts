@@ -10,12 +10,13 @@ type Serialized = { body: string; etag: string };
  * A success answer that is the same for every caller, serialized once and then served as the same bytes until
  * the catalog cache drops it (at most 2 s, or at once on a catalog change in any process): presenting and
  * stringifying a catalog page was most of a cached read's CPU. Keyed by this server's base URL and the request's
- * path and query (the page links name both). Carries an ETag; a matching If-None-Match gets 304 and no body.
- * A build that throws (a 404, say) is not kept.
+ * path and query (the page links name both), and by `variant`: the few facts about the caller an answer shows
+ * (its currency, say), so callers who share them share the bytes. Carries an ETag; a matching If-None-Match gets
+ * 304 and no body. A build that throws (a 404, say) is not kept.
  */
-export async function cachedJson<T extends JSONValue>(c: Context<AppEnv>, build: () => Promise<T>): Promise<TypedResponse<T, 200, 'json'>> {
+export async function cachedJson<T extends JSONValue>(c: Context<AppEnv>, build: () => Promise<T>, variant = ''): Promise<TypedResponse<T, 200, 'json'>> {
   const url = new URL(c.req.url);
-  const { body, etag } = await c.var.services.catalogCache.get<Serialized>(`json:${baseUrl(c)}${url.pathname}${url.search}`, async () => {
+  const { body, etag } = await c.var.services.catalogCache.get<Serialized>(`json:${variant}:${baseUrl(c)}${url.pathname}${url.search}`, async () => {
     const body = JSON.stringify(await build());
     return { body, etag: `"${createHash('sha1').update(body).digest('base64url')}"` };
   });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OrderField } from '../../src/db/schema.js';
+import { createAccount } from '../../src/modules/accounts/service.js';
 import { client, createTestAccount, expectJson, ISO_MICROS, tokenFor, type Json } from '../helpers/api.js';
 import { createCard, createCategory, createGateway, createOrderFor, createReview, createTopUp } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
@@ -304,6 +305,22 @@ describe('A4 top-up/details', () => {
     expect(await hasOrdered()).toBe(false);
     await createOrderFor(db, accountId, { topUpId: target.id, status: 0 });
     expect(await hasOrdered()).toBe(true);
+  });
+
+  it('shares the details answer between callers, but never their own parts (hasAlreadyOrdered, currency)', async () => {
+    const { db } = app.services;
+    const target = await createTopUp(db, { categoryId: topUpCategory.id, slug: 'shared-game' });
+    const details = async (as: ReturnType<typeof client>) => (await expectJson(await as.get('/api/top-up/details?slug=shared-game'), 200)).message;
+    const buyer = await createTestAccount(app, '10.00', 'Buyer');
+    await createOrderFor(db, buyer.id, { topUpId: target.id, status: 1 });
+    const euro = await createAccount(db, { firstname: 'Euro', lastname: 'Account', currency: 'EUR', currencySymbol: '€', balance: '10.00' });
+
+    // Read by the caller first, so the others' answers would come from the cache if it ignored who asks.
+    expect((await details(api)).reviewStatic.hasAlreadyOrdered).toBe(false);
+    expect((await details(client(app, await tokenFor(app, buyer)))).reviewStatic.hasAlreadyOrdered).toBe(true);
+    const euroServices = (await details(client(app, await tokenFor(app, euro)))).topUp.active_services;
+    expect(euroServices.map((s: Json) => [s.currency, s.currency_symbol])).toEqual(euroServices.map(() => ['EUR', '€']));
+    expect((await details(api)).topUp.active_services[0]).toMatchObject({ currency: 'USD', currency_symbol: '$' });
   });
 });
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, createTestAccount, expectJson, tokenFor } from '../helpers/api.js';
-import { createTopUp } from '../helpers/fixtures.js';
+import { createOrderFor, createTopUp } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 
 let app: TestApp;
@@ -38,6 +38,28 @@ describe('cached catalog answers', () => {
     expect(changed.status).toBe(200);
     expect(changed.headers.get('etag')).not.toBe(etag);
     expect(JSON.stringify(await changed.json())).toContain('Etag Quest II');
+  });
+
+  it('top-up details: a 304 while the caller\'s answer is unchanged, a new tag once the caller has ordered', async () => {
+    const account = await createTestAccount(app);
+    const token = await tokenFor(app, account);
+    const topUp = await createTopUp(app.services.db, { name: 'Etag Details' });
+    const path = `/api/top-up/details?slug=${topUp.slug}`;
+    const ask = (etag: string) => app.request(path, { headers: { Authorization: `Bearer ${token}`, 'If-None-Match': etag } });
+    const first = await client(app, token).get(path);
+    const etag = first.headers.get('etag')!;
+    expect(etag).toMatch(/^"[\w-]+"$/);
+    expect((await expectJson(first, 200)).message.reviewStatic.hasAlreadyOrdered).toBe(false);
+
+    const notModified = await ask(etag);
+    expect(notModified.status).toBe(304);
+    expect(await notModified.text()).toBe('');
+
+    await createOrderFor(app.services.db, account.id, { topUpId: topUp.id, status: 1 });
+    const changed = await ask(etag);
+    expect(changed.status).toBe(200);
+    expect(changed.headers.get('etag')).not.toBe(etag);
+    expect((await changed.json()).message.reviewStatic.hasAlreadyOrdered).toBe(true);
   });
 
   it('are never shared across the links of different pages or base URLs', async () => {

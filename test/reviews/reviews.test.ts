@@ -72,6 +72,9 @@ describe('A8 POST topup/review and A14 POST card/review', () => {
     const topUp = await createTopUp(app.services.db);
     const alice = await customer('Alice', [{ topUpId: topUp.id }]);
     const bob = await customer('Bob', [{ topUpId: topUp.id }]);
+    // Read once before: the details' review list is cached, and a submitted review must show at once anyway.
+    const before = (await expectJson(await alice.api.get(`/api/top-up/details?slug=${topUp.slug}`), 200)).message;
+    expect(before.reviewStatic.reviews).toEqual([]);
 
     const sent = await expectJson(await alice.api.postForm('/api/topup/review', { topUpId: String(topUp.id), rating: '5', comment: 'Instant!' }), 200);
     expect(sent).toEqual({ status: 'success', message: 'Review submitted successfully.' });
@@ -86,6 +89,7 @@ describe('A8 POST topup/review and A14 POST card/review', () => {
     ]);
     const details = (await expectJson(await alice.api.get(`/api/top-up/details?slug=${topUp.slug}`), 200)).message;
     expect(details.topUp).toMatchObject({ total_review: 2, avg_rating: 3.5 });
+    expect(details.reviewStatic.reviews.map((r: Json) => r.comment)).toEqual(['Slow.', 'Instant!']);
     expect(details.reviewStatic.hasAlreadyOrdered).toBe(true);
   });
 

@@ -64,9 +64,9 @@ const TOP_UPS_PER_PAGE = 10;
 const DETAIL_REVIEWS = 15;
 
 /**
- * Catalog rows are the same for every caller, so they come from the process cache (SharedCache:
- * at most 2 s old, dropped everywhere when a campaign changes prices or a review changes ratings).
- * Per-account parts (reviews, hasAlreadyOrdered, currency) are never cached.
+ * Catalog rows and published reviews are the same for every caller, so they come from the process cache
+ * (SharedCache: at most 2 s old, dropped everywhere when a campaign changes prices or a review is submitted).
+ * Per-account parts (hasAlreadyOrdered, currency) are never cached.
  */
 const cached = <T>(c: Ctx, key: string, load: (db: Db) => Promise<T>): Promise<T> =>
   c.var.services.catalogCache.get(key, () => load(c.var.services.db));
@@ -149,6 +149,7 @@ export function catalogRoutes() {
         reviewStatic: z.object({ reviews: z.array(Review), hasAlreadyOrdered: z.boolean() }),
         gateways: z.array(Gateway),
       }),
+      notModified: true,
       errors: [404, 422],
     }),
     async (c) => {
@@ -157,26 +158,30 @@ export function catalogRoutes() {
       const topUp = await cached(c, `top-up:slug:${slug}`, (db) => findTopUpBySlug(db, slug));
       if (!topUp) throw new AppError('not_found');
       const account = c.var.account;
-      const [services, reviews, hasAlreadyOrdered, gateways] = await Promise.all([
-        cached(c, `top-up-services:${topUp.id}`, (db) => activeTopUpServices(db, [topUp.id])),
-        publishedReviews(db, 'top_up', topUp.id, { limit: DETAIL_REVIEWS, offset: 0 }),
-        hasOrderedProduct(db, account.id, 'top_up', topUp.id),
-        cached(c, 'gateways', activeGateways),
-      ]);
-      const urls = urlsFor(c);
-      return c.json(
-        {
-          status: 'success' as const,
-          message: {
-            topUp: presentTopUpDetails(topUp, services, urls, account),
-            reviewStatic: {
-              reviews: reviews.rows.map((r) => presentReview(r, urls.asset, { userId: true, target: true, email: true })),
-              hasAlreadyOrdered,
+      // The only part read for this caller alone; the rest is shared by every caller of the same currency.
+      const hasAlreadyOrdered = await hasOrderedProduct(db, account.id, 'top_up', topUp.id);
+      return cachedJson(
+        c,
+        async () => {
+          const [services, reviews, gateways] = await Promise.all([
+            cached(c, `top-up-services:${topUp.id}`, (db) => activeTopUpServices(db, [topUp.id])),
+            cached(c, `top-up-reviews:${topUp.id}`, (db) => publishedReviews(db, 'top_up', topUp.id, { limit: DETAIL_REVIEWS, offset: 0 })),
+            cached(c, 'gateways', activeGateways),
+          ]);
+          const urls = urlsFor(c);
+          return {
+            status: 'success' as const,
+            message: {
+              topUp: presentTopUpDetails(topUp, services, urls, account),
+              reviewStatic: {
+                reviews: reviews.rows.map((r) => presentReview(r, urls.asset, { userId: true, target: true, email: true })),
+                hasAlreadyOrdered,
+              },
+              gateways: gateways.map((g) => presentGateway(g, urls)),
             },
-            gateways: gateways.map((g) => presentGateway(g, urls)),
-          },
+          };
         },
-        200,
+        `${account.currency}:${account.currencySymbol}:${hasAlreadyOrdered}`,
       );
     },
   );

@@ -36,6 +36,20 @@ function preparing(sql: Sql): Sql {
   });
 }
 
+/**
+ * Statements built once per database handle. drizzle builds a query's SQL again on every execution (a fifth of an
+ * order list's CPU under `node --cpu-prof`); a prepared one keeps its SQL and takes only the values
+ * (`sql.placeholder`). For the hot reads that run outside transactions.
+ */
+export function builtOnce<T>(build: (db: Db) => T): (db: Db) => T {
+  const built = new WeakMap<Db, T>();
+  return (db) => {
+    let statements = built.get(db);
+    if (!statements) built.set(db, (statements = build(db)));
+    return statements;
+  };
+}
+
 /** `applicationName` tells the processes apart in pg_stat_activity. */
 export function connectDatabase(url: string, max = 16, applicationName = 'topup-store'): Database {
   const sql = postgres(url, {

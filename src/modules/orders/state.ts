@@ -93,19 +93,24 @@ export async function transitionOrder(
       returning orders.id, orders.utr, orders.account_id, orders.kind, orders.status, before.status as previous_status,
         orders.total, orders.currency, orders.refunded_amount, orders.updated_at, orders.completed_at
     ),
+    wanting as (
+      -- Read once: whether to write the event, and where to deliver it.
+      select endpoint.id from moved
+      join lateral (${wantingEndpoints(sql`moved.account_id`, sql`${event}::text`)}) endpoint on true
+      where ${event}::text is not null
+    ),
     event as (
       insert into webhook_events (type, account_id, data)
       select ${event}, moved.account_id, jsonb_build_object(
           'utr', moved.utr, 'kind', moved.kind, 'status', moved.status, 'status_label', ${STATUS_LABELS[to]}::text,
           'previous_status', moved.previous_status, 'price', moved.total, 'currency', moved.currency)
       from moved
-      where ${event}::text is not null and exists (${wantingEndpoints(sql`moved.account_id`, sql`${event}::text`)})
-      returning id, account_id
+      where exists (select 1 from wanting)
+      returning id
     ),
     deliveries as (
       insert into webhook_deliveries (event_id, endpoint_id)
-      select event.id, endpoint.id from event
-      join lateral (${wantingEndpoints(sql`event.account_id`, sql`${event}::text`)}) endpoint on true
+      select event.id, wanting.id from event, wanting
     )
     select id::float8 as id, utr, account_id as "accountId", kind, status, previous_status as "previousStatus", total,
       refunded_amount as "refundedAmount", updated_at as "updatedAt", completed_at as "completedAt"

@@ -5,15 +5,27 @@ import type { Figures, Measured } from './load.js';
 /** One line of results/latest.json. `ceiling` names the entry `ratio` divides by (rps / ceiling rps). */
 export type Row = Figures & { name: string; ceiling: string | null; ratio: number | null };
 
-/** The targets each family of scenarios is judged against. */
-const TARGETS: Array<{ prefix: string; check: (r: Row) => boolean; text: string }> = [
-  { prefix: 'placement.', check: (r) => (r.ratio ?? 0) >= 0.7 && r.p99_ms <= 50 && r.errors === 0, text: '≥0.7×, p99≤50, 0 err' },
+/**
+ * The targets each scenario is judged against (the first entry whose prefix matches; `check: null` is a figure
+ * without a target). `base` is the row the ratio divides by.
+ */
+const TARGETS: Array<{ prefix: string; check: ((r: Row, base?: Row) => boolean) | null; text: string }> = [
+  // Informational: what webhooks and a second API process change, next to the figures without.
+  { prefix: 'placement.card.webhooks', check: null, text: '' },
+  { prefix: 'e2e.card.webhooks', check: null, text: '' },
+  { prefix: 'scale.', check: null, text: '' },
+  { prefix: 'placement.hot-account', check: (r) => (r.ratio ?? 0) >= 2 && r.errors === 0, text: '≥2×, 0 err' },
+  {
+    prefix: 'placement.',
+    check: (r, base) => (r.ratio ?? 0) >= 0.7 && r.p99_ms <= (base?.p99_ms ?? 0) && r.errors === 0,
+    text: "≥0.7×, p99 ≤ the ceiling's, 0 err",
+  },
   { prefix: 'e2e.', check: (r) => (r.ratio ?? 0) >= 0.6, text: '≥0.6×' },
   // Per-account parts (a top-up's details, the caller's orders with their codes) are held to a lower bar.
   { prefix: 'read.top-up-details', check: (r) => (r.ratio ?? 0) >= 0.25, text: '≥0.25×' },
   { prefix: 'read.card-orders', check: (r) => (r.ratio ?? 0) >= 0.25, text: '≥0.25×' },
   { prefix: 'read.', check: (r) => (r.ratio ?? 0) >= 0.5, text: '≥0.5×' },
-  { prefix: 'growth.', check: (r) => (r.ratio ?? 0) >= 0.8, text: '≥0.8× small' },
+  { prefix: 'growth.', check: (r) => (r.ratio ?? 0) >= 0.9, text: '≥0.9× small' },
 ];
 
 export class Report {
@@ -39,7 +51,7 @@ export class Report {
 
   table(): string {
     const header = line({ name: 'scenario', rps: 'rps', p50_ms: 'p50 ms', p99_ms: 'p99 ms', errors: 'errors', ceiling: 'ceiling', ratio: 'ratio' });
-    const rows = this.rows.map((r) => `${line(r)}  ${verdict(r)}`);
+    const rows = this.rows.map((r) => `${line(r)}  ${verdict(r, this.rows.find((b) => b.name === r.ceiling))}`);
     const notes = this.rows.filter((r) => this.notes.has(r.name)).map((r) => `  ${r.name.padEnd(28)} ${this.notes.get(r.name)}`);
     return [header, '-'.repeat(header.length + 24), ...rows, '', 'What each run leaned on:', ...notes].join('\n');
   }
@@ -50,10 +62,10 @@ export class Report {
   }
 }
 
-function verdict(row: Row): string {
+function verdict(row: Row, base?: Row): string {
   const target = TARGETS.find((t) => row.name.startsWith(t.prefix));
-  if (!target) return '';
-  return `${target.check(row) ? 'ok  ' : 'MISS'} (${target.text})`;
+  if (!target?.check) return '';
+  return `${target.check(row, base) ? 'ok  ' : 'MISS'} (${target.text})`;
 }
 
 type Cells = { [K in keyof Row]: unknown };

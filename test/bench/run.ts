@@ -3,6 +3,7 @@
  * (topup_bench, recreated each run) and BullMQ prefix (bench), measured against this machine's
  * own ceilings in the same run. Prints a table and writes results/latest.json.
  */
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -16,7 +17,7 @@ import { createAccounts, dropDatabase, issueTokens, loadCatalog, loadCodes, load
 import { startCountingReceiver } from './receiver.js';
 import { freePort, sleep, spawnTs, waitForHttp, type Child } from '../helpers/processes.js';
 import { Report } from './report.js';
-import { cardOrders, endToEnd, measureHttp, readBodies, readPaths, reads, topUpOrders, waitForCardOrders, type Target } from './scenarios.js';
+import { cardOrders, endToEnd, measureHttp, measureHttpAcross, readBodies, readPaths, reads, topUpOrders, waitForCardOrders, type Target } from './scenarios.js';
 
 const SIZES = {
   quick: { seconds: 3, warmup: 1, accounts: 200, codesPerService: 600, e2eOrders: 2000, growthCodes: 50_000, growthOrders: 5_000 },
@@ -103,22 +104,31 @@ async function measureCeilings(report: Report, { sql }: Database, { catalog, man
 
 async function measureService(report: Report, { sql }: Database, { catalog, many, hot, history }: Data): Promise<void> {
   const service = await start('src/main.ts');
+  // /health answers before the worker process it forks is ready: measure nothing while it is starting.
+  await waitForWorkers(1, service);
   let secondWorker: Child | null = null;
+  let secondApi: Child | null = null;
   const target: Target = {
     baseUrl: `http://127.0.0.1:${port}`,
     seconds: size.seconds,
     warmup: size.warmup,
     sql,
-    pids: () => ({ service: service.process.pid, 'worker-2': secondWorker?.process.pid }),
+    pids: () => ({
+      service: service.process.pid,
+      'its worker process': childOf(service.process.pid),
+      'worker-2': secondWorker?.process.pid,
+      'api-2': secondApi?.process.pid,
+    }),
     ensureRunning: () => {
       service.ensureRunning();
       secondWorker?.ensureRunning();
+      secondApi?.ensureRunning();
     },
   };
   const tokens = await issueTokens(target.baseUrl, many);
   const [hotToken, historyToken] = await issueTokens(target.baseUrl, [hot, history]);
 
-  step('placement (workers fulfil in the same process meanwhile, as with npm start)');
+  step('placement (the worker process of npm start fulfils meanwhile)');
   report.add('placement.card', await measureHttp(target, cardOrders(catalog, tokens)), 'ceiling.raw-tx.many-accounts');
   report.add('placement.topup', await measureHttp(target, topUpOrders(catalog, tokens)), 'ceiling.raw-tx.many-accounts');
   report.add('placement.hot-account', await measureHttp(target, cardOrders(catalog, [hotToken!])), 'ceiling.raw-tx.one-account');
@@ -163,8 +173,23 @@ async function measureService(report: Report, { sql }: Database, { catalog, many
   await drain(target);
   report.add('growth.read.card-orders', await measureHttp(target, reads(catalog, [historyToken!])['card-orders']), 'read.card-orders');
 
-  // Autocannon abandons its last in-flight requests: let the service finish them before SIGTERM.
+  step('scale-out: the same load on one API process, then spread over two (the second without workers)');
+  const apiPort = await freePort();
+  const api2 = spawnTs('src/main.ts', { ...serviceEnv, PORT: String(apiPort), RUN_WORKERS: 'false' });
+  cleanups.push(() => api2.stop());
+  await waitForHttp(`http://127.0.0.1:${apiPort}/health`, api2);
+  secondApi = api2;
+  const urls = [target.baseUrl, `http://127.0.0.1:${apiPort}`];
+  report.add('scale.placement.card.1-api', await measureHttp(target, cardOrders(catalog, tokens)), 'growth.placement.card');
+  await drain(target);
+  report.add('scale.placement.card.2-api', await measureHttpAcross(target, urls, cardOrders(catalog, tokens)), 'scale.placement.card.1-api');
+  await drain(target);
+  report.add('scale.read.top-up-details.1-api', await measureHttp(target, read['top-up-details']), 'read.top-up-details');
+  report.add('scale.read.top-up-details.2-api', await measureHttpAcross(target, urls, read['top-up-details']), 'scale.read.top-up-details.1-api');
+
+  // Autocannon abandons its last in-flight requests: let the services finish them before SIGTERM.
   await sleep(2000);
+  await api2.stop();
   await service.stop();
 }
 
@@ -174,6 +199,13 @@ async function start(file: string): Promise<Child> {
   cleanups.push(() => child.stop());
   await waitForHttp(`http://127.0.0.1:${port}/health`, child);
   return child;
+}
+
+/** The one child of `pid`: the worker process `npm start` forks (looked up each time: it may have been restarted). */
+function childOf(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  const children = spawnSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean);
+  return children.length === 1 ? Number(children[0]) : undefined;
 }
 
 /** Waits until `count` processes consume the fulfilment queue. */

@@ -1,7 +1,7 @@
 import type autocannon from 'autocannon';
 import type { Sql } from '../../src/db/client.js';
 import type { Catalog } from './data.js';
-import { runHttp, type Measured } from './load.js';
+import { CONNECTIONS, runHttp, type Measured } from './load.js';
 import { startProbe } from './probes.js';
 import { sleep } from '../helpers/processes.js';
 
@@ -99,6 +99,26 @@ export async function measureHttp(target: Target, next: () => autocannon.Request
 }
 
 /**
+ * The same load spread over several API processes (one autocannon per process, the 64 connections shared out,
+ * run at once): rps is their sum, p50/p99 the highest of theirs.
+ */
+export async function measureHttpAcross(target: Target, baseUrls: string[], next: () => autocannon.Request): Promise<Measured> {
+  const connections = Math.floor(CONNECTIONS / baseUrls.length);
+  const across = (seconds: number) => Promise.all(baseUrls.map((url) => runHttp({ url, seconds, next, connections })));
+  await across(target.warmup);
+  const probe = await startProbe({ ...target.pids(), 'bench (load generator)': process.pid }, target.sql);
+  const runs = await across(target.seconds);
+  target.ensureRunning();
+  return {
+    rps: runs.reduce((sum, r) => sum + r.rps, 0),
+    p50_ms: Math.max(...runs.map((r) => r.p50_ms)),
+    p99_ms: Math.max(...runs.map((r) => r.p99_ms)),
+    errors: runs.reduce((sum, r) => sum + r.errors, 0),
+    note: await probe.stop(runs.reduce((sum, r) => sum + r.total, 0)),
+  };
+}
+
+/**
  * Waits until the workers have moved every card order (with an id above `afterId`) out of
  * `initiate`; returns how many are still there at the deadline. Also keeps one scenario's
  * backlog from running into the next measurement.
@@ -140,6 +160,7 @@ export async function endToEnd(target: Target, next: () => autocannon.Request, a
     p50_ms: Number(row!.p50 ?? 0),
     p99_ms: Number(row!.p99 ?? 0),
     errors: placed.errors + row!.other,
-    note: `${await probe.stop()}, placement ${Math.round(placed.rps)} rps`,
+    // Whether fulfilment keeps up: orders completed per second against orders placed per second.
+    note: `${await probe.stop()}, placement ${Math.round(placed.rps)} rps, completed ${(row!.completed / Number(row!.seconds ?? 1) / placed.rps).toFixed(2)}× the placement rate`,
   };
 }

@@ -22,8 +22,8 @@ export type ReconcilerOptions = {
  * - `initiate` orders without a job get one again (jobId = utr, so a job that exists is not doubled).
  *   An order handed to an operator is recorded as such on the order and never looked at (C8): whether a
  *   job still exists says nothing about whether a top-up was sent.
- * - A card order whose job failed for good is retried (card fulfilment is internal and idempotent); a
- *   top-up whose job failed for good is handed to an operator.
+ * - A card order whose job finished without moving it on (failed for good, or completed before the order could
+ *   be read) is run again (card fulfilment is internal and idempotent); such a top-up is handed to an operator.
  * - Services with `stock_short` orders and free codes get a restock job.
  */
 export function startReconciler(services: Services, options: ReconcilerOptions = {}) {
@@ -42,12 +42,16 @@ export function startReconciler(services: Services, options: ReconcilerOptions =
         lost.map((order) => ({ name: 'fulfil', data: { orderId: order.id, utr: order.utr }, opts: { jobId: order.utr } })),
       );
     }
-    const failed = stale.filter((_, i) => states[i] === 'failed');
-    for (const order of failed) {
-      if (order.kind === 'card') await (await queues.fulfilment.getJob(order.utr))?.retry('failed');
-      else await handToOperator(tx, order.id, 'Delivery failed; waiting for an operator.');
+    // A job that finished (failed for good, or done without moving the order on) left the order where it was.
+    const finished = stale.flatMap((order, i) => {
+      const state = states[i];
+      return state === 'failed' || state === 'completed' ? [{ order, state }] : [];
+    });
+    for (const { order, state } of finished) {
+      if (order.kind === 'card') await (await queues.fulfilment.getJob(order.utr))?.retry(state);
+      else await handToOperator(tx, order.id, 'Delivery did not finish; waiting for an operator.');
     }
-    return lost.length + failed.length;
+    return lost.length + finished.length;
   }
 
   async function requeueRestocks(tx: Tx): Promise<number> {

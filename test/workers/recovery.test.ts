@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fulfilCardOrder } from '../../src/modules/fulfilment/cards.js';
+import { checkCardOrder, newUtr, placeOrder } from '../../src/modules/orders/service.js';
 import { startWorkers, type RunningWorkers } from '../../workers/index.js';
 import { createCard } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
@@ -90,6 +91,47 @@ describe('recovery', () => {
       sql`select count(*)::int as n from card_codes where card_service_id = ${service.id} and order_line_id is null`,
     );
     expect(free!.n).toBe(2);
+  });
+
+  it('codes skipped while another transaction held them, which then aborted, still reach the order', async () => {
+    const card = await createCard(app.services.db);
+    const service = card.services[0]!;
+    await stockCodes(app, service.id, 2);
+    // A fulfilment that took the codes and then died before its commit (a terminated backend).
+    const holder = await app.services.sql.reserve();
+    try {
+      await holder`begin`;
+      await holder`select id from card_codes where card_service_id = ${service.id} for no key update`;
+      await start();
+      const utr = await placeCardOrder(buyer, [[service.id, 2]]);
+      await waitForStatus(app, utr, 3);
+      await holder`rollback`;
+      const state = await waitForStatus(app, utr, 1);
+      expect(state.lines[0]).toMatchObject({ codes_owed: 0, assigned: 2 });
+    } finally {
+      holder.release();
+    }
+  });
+
+  it('an order whose job ran before the order could be read, and so did nothing, is fulfilled all the same', async () => {
+    const card = await createCard(app.services.db);
+    const service = card.services[0]!;
+    await stockCodes(app, service.id, 1);
+    await start();
+    const queue = app.services.queues.fulfilment;
+    const utr = newUtr('card');
+    // The job is taken while the order is not committed yet: it finds no order and completes.
+    await app.services.db.transaction(async (tx) => {
+      const lines = await checkCardOrder(tx, [{ serviceId: service.id, quantity: 1 }]);
+      const placed = await placeOrder(tx, { accountId: buyer.accountId, kind: 'card', utr, topUpId: null, informations: null, lines, idempotency: null });
+      if (placed.kind !== 'placed') throw new Error('not placed');
+      await queue.add('fulfil', { orderId: placed.orderId, utr }, { jobId: utr });
+      await waitFor('the job to complete', async () => (await queue.getJobState(utr)) === 'completed');
+    });
+    expect((await queue.getJob(utr))?.returnvalue).toEqual({ kind: 'missing' });
+
+    const state = await waitForStatus(app, utr, 1);
+    expect(state.lines[0]).toMatchObject({ codes_owed: 0, assigned: 1 });
   });
 
   it('close() stops the workers: nothing is processed afterwards', async () => {

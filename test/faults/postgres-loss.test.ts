@@ -52,7 +52,7 @@ describe('PostgreSQL backends terminated mid-load', () => {
     expect(unexpected, `${JSON.stringify(statuses)}\n${cluster.logs()}`).toEqual([]);
     [cluster.api, ...cluster.workers].forEach((p) => p.ensureRunning());
 
-    await settled(db.sql);
+    await settled(db.sql, undefined, cluster.logs);
     const report = await checkInvariants(db.sql, accepted);
     expect(violations(report), cluster.logs()).toEqual(NO_VIOLATIONS);
   }, 180_000);

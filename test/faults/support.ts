@@ -95,16 +95,22 @@ export async function placeOrders(cluster: Cluster, store: Store, orders: number
  * Waits until the store has nothing left to do by itself: no card order in `initiate`, no top-up in
  * `initiate` that is not with an operator, and no `stock_short` order whose service has free codes.
  */
-export async function settled(sql: Database['sql'], timeoutMs = 120_000): Promise<void> {
+export async function settled(sql: Database['sql'], timeoutMs = 120_000, context: () => string = () => ''): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const [row] = await sql<{ pending: number }[]>`
-      select (select count(*)::int from orders where status = 0 and awaiting_operator_since is null)
-           + (select count(*)::int from order_lines l join orders o on o.id = l.order_id
-              where o.status = 3 and l.codes_owed > 0
-                and exists (select 1 from card_codes c where c.card_service_id = l.card_service_id and c.order_line_id is null)) as pending`;
-    if (row!.pending === 0) return;
-    if (Date.now() > deadline) throw new Error(`the store did not settle: ${row!.pending} orders still to move on`);
+    const pending = await sql<{ id: string; utr: string; kind: string; status: number; created_at: string; updated_at: string }[]>`
+      select id, utr, kind, status, created_at::text, updated_at::text from orders o
+      where (status = 0 and awaiting_operator_since is null)
+         or (status = 3 and exists (
+              select 1 from order_lines l
+              where l.order_id = o.id and l.codes_owed > 0
+                and exists (select 1 from card_codes c where c.card_service_id = l.card_service_id and c.order_line_id is null)))
+      order by id limit 10`;
+    if (pending.length === 0) return;
+    if (Date.now() > deadline) {
+      // Which orders, and how far they got, for the failing test's message.
+      throw new Error(`the store did not settle: orders still to move on (at most 10 shown)\n${JSON.stringify(pending)}\n${context()}`);
+    }
     await sleep(250);
   }
 }

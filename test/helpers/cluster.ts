@@ -49,11 +49,11 @@ export async function startCluster(options: {
   };
   const workers: Run[] = [];
   const startWorker = async () => {
-    const worker = runEntry('workers/main.ts', env);
+    // A worker process serves its metrics once its start (database and Redis checks) is behind it.
+    const metricsPort = await freePort();
+    const worker = runEntry('workers/main.ts', { ...env, WORKER_METRICS_PORT: String(metricsPort) });
     workers.push(worker);
-    // A worker is up once it has logged nothing fatal for a moment and its process lives.
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    worker.ensureRunning();
+    await waitForHttp(`http://127.0.0.1:${metricsPort}/metrics`, worker);
     return worker;
   };
   const apis = [await startApi()];

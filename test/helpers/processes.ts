@@ -35,15 +35,18 @@ export function spawnTs(file: string, env: Record<string, string>): Child {
   return supervise(child, file);
 }
 
-/** Follows a child process: `ensureRunning` throws once it ended unasked, `stop` sends SIGTERM and waits. */
-export function supervise(child: ChildProcess, file: string): Child {
+/**
+ * Follows a child process: `ensureRunning` throws once it ended unasked (with `lastWords()`, what it said last,
+ * in the message), `stop` sends SIGTERM and waits.
+ */
+export function supervise(child: ChildProcess, file: string, lastWords: () => string = () => ''): Child {
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let stopping = false;
   return {
     process: child,
     ensureRunning: () => {
       if (!stopping && (child.exitCode !== null || child.signalCode !== null)) {
-        throw new Error(`${file} ended unexpectedly (exit code ${child.exitCode}, signal ${child.signalCode})`);
+        throw new Error(`${file} ended unexpectedly (exit code ${child.exitCode}, signal ${child.signalCode})\n${lastWords()}`);
       }
     },
     stop: async () => {
@@ -101,5 +104,5 @@ export function runEntry(
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
-  return { ...supervise(child, file), stdout: () => stdout, stderr: () => stderr, exit };
+  return { ...supervise(child, file, () => stderr.slice(-4000)), stdout: () => stdout, stderr: () => stderr, exit };
 }

@@ -215,8 +215,9 @@ describe('at least once', () => {
 describe('stock.low for operators', () => {
   it('alerts once per crossing, and again after a restock lifts the stock and it falls again', async () => {
     const service = await createCardService(app.services.db, '1.00');
-    await app.services.sql`update card_services set low_stock_threshold = 3 where id = ${service.serviceId}`;
+    // Stocked before it gets a threshold: a threshold over an empty stock would alert at once (the timer's check).
     await stockCodes(app, service.serviceId, 4);
+    await app.services.sql`update card_services set low_stock_threshold = 3 where id = ${service.serviceId}`;
     const buyer = await createBuyer(app);
     const alertsFor = () => operators.received.filter((e) => e.type === 'stock.low' && e.data.card_service_id === service.serviceId);
     await waitForStatus(app, await placeCardOrder(buyer, [[service.serviceId, 1]]), ORDER_STATUS.completed); // 3 left: at the threshold

@@ -136,10 +136,11 @@ describe('GET /metrics', () => {
   it('shows a card service below its low-stock threshold and the alerts it raised', async () => {
     const { serviceId } = await createCardService(app.services.db, '1.00');
     const labels = { card_service_id: String(serviceId) };
-    await app.services.sql`update card_services set low_stock_threshold = 5 where id = ${serviceId}`;
     await stockCodes(app, serviceId, 2);
     expect((await scrape()).value('low_stock_alerts_total', labels)).toBe(0);
-    expect(await noteStockLevels(app.services.db, serviceId)).toMatchObject([{ available: 2, threshold: 5 }]);
+    await app.services.sql`update card_services set low_stock_threshold = 5 where id = ${serviceId}`;
+    // Raises the alert, unless the workers' stock-keeping timer has just done so: once per crossing either way.
+    await noteStockLevels(app.services.db, serviceId);
     const after = await scrape();
     expect(after.value('low_stock_alerts_total', labels)).toBe(1);
     expect(after.value('card_service_below_low_stock_threshold', labels)).toBe(1);

@@ -8,8 +8,10 @@ import { waitFor } from '../workers/support.js';
 /**
  * A database connection lost half-way through an answer (a backend terminated by a failover, a restart or an
  * operator) must leave nothing of that answer behind: the queries that follow on the reconnected connection are
- * answered with their own rows, all of them. (postgres.js kept the count of rows read so far across the loss, so
- * the next query's rows landed after empty slots: a lookup of a row that exists read as "not found".)
+ * answered with their own rows, all of them. (postgres.js kept what it had half-read for the connection that replaced
+ * it: the next query failed with the old error, or its rows landed after empty slots, so a lookup of a row that
+ * exists read as "not found". This test loses the answer mid-rows; the empty slots also need the loss to land during
+ * the new connection's start, which only the fault suite's terminations reach.)
  */
 let database: Awaited<ReturnType<typeof createTestDatabase>>;
 let client: Database;

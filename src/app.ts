@@ -1,7 +1,6 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { requestId } from 'hono/request-id';
-import { sql } from 'drizzle-orm';
 import type { AppEnv, Envelope } from './http/context.js';
 import type { Services } from './services.js';
 import { bodyLimit } from './http/body-limit.js';
@@ -14,6 +13,7 @@ import { protectiveHeaders } from './http/headers.js';
 import { assetFiles } from './http/assets.js';
 import { docsRoutes } from './http/docs.js';
 import { until } from './lib/deadline.js';
+import { writeProbe } from './lib/redis.js';
 import { LIMITS } from './http/server.js';
 import { adminRoutes } from './modules/admin/routes.js';
 import { authRoutes } from './modules/auth/routes.js';
@@ -23,6 +23,30 @@ import { orderRoutes } from './modules/orders/routes.js';
 import { reviewRoutes } from './modules/reviews/routes.js';
 import { storeRoutes } from './modules/store/routes.js';
 import { webhookAdminRoutes, webhookRoutes } from './modules/webhooks/routes.js';
+
+type DependencyState = 'up' | 'read_only' | 'down';
+
+/**
+ * Whether PostgreSQL and Redis take writes (C21): a PostgreSQL standby in recovery, a Redis replica (READONLY) or
+ * a sentinel address is not ready, whatever a ping says. A check without an answer within 2 s counts as down.
+ */
+async function dependenciesTakeWrites(services: Services): Promise<[DependencyState, DependencyState]> {
+  const deadline = Date.now() + 2000;
+  const state = async (check: Promise<DependencyState>) => {
+    let answer: DependencyState = 'down';
+    await until(deadline, check.then((s) => (answer = s), () => (answer = 'down')));
+    return answer;
+  };
+  return Promise.all([
+    state(services.sql<{ standby: boolean }[]>`select pg_is_in_recovery() as standby`.then(([row]) => (row?.standby ? 'read_only' : 'up'))),
+    state(
+      writeProbe(services.redis, services.config.BULLMQ_PREFIX).then(
+        () => 'up' as const,
+        (err: Error) => (err.message.startsWith('READONLY') ? 'read_only' : 'down'),
+      ),
+    ),
+  ]);
+}
 
 /** Renders a failure in the caller's envelope: A `{status: failed, errors}`, B `{status: error, msg}`. */
 function failure(c: Context<AppEnv>, error: AppError) {
@@ -83,23 +107,24 @@ export function createApp(services: Services) {
     endpoint({ method: 'get', path: '/health', summary: 'The process is up', tag: 'Operations', ok: z.object({ status: z.literal('ok') }), envelope: 'whole' }),
     (c) => c.json({ status: 'ok' as const }, 200),
   );
-  const Readiness = z.object({ status: z.enum(['ready', 'unavailable']), postgres: z.enum(['up', 'down']), redis: z.enum(['up', 'down']) });
+  const Dependency = z.enum(['up', 'read_only', 'down']);
+  const Readiness = z.object({ status: z.enum(['ready', 'unavailable', 'draining']), postgres: Dependency, redis: Dependency });
   app.openapi(
     {
-      ...endpoint({ method: 'get', path: '/ready', summary: 'PostgreSQL and Redis reachable (answered within 2 s)', tag: 'Operations', ok: Readiness, envelope: 'whole' }),
-      responses: { 200: json(Readiness, 'Ready'), 503: json(Readiness, 'A dependency is unreachable') },
+      ...endpoint({
+        method: 'get',
+        path: '/ready',
+        summary: 'PostgreSQL and Redis take writes, and the process is not draining (answered within 2 s)',
+        tag: 'Operations',
+        ok: Readiness,
+        envelope: 'whole',
+      }),
+      responses: { 200: json(Readiness, 'Ready'), 503: json(Readiness, 'A dependency cannot take writes, or the process is draining after SIGTERM') },
     },
     async (c) => {
-      // A check that has not answered within 2 s counts as down.
-      const deadline = Date.now() + 2000;
-      const up = async (check: Promise<unknown>) => {
-        let answered = false;
-        await until(deadline, check.then(() => (answered = true)));
-        return answered ? ('up' as const) : ('down' as const);
-      };
-      const [postgres, redis] = await Promise.all([up(services.db.execute(sql`select 1`)), up(services.redis.ping())]);
-      const ready = postgres === 'up' && redis === 'up';
-      return c.json({ status: ready ? ('ready' as const) : ('unavailable' as const), postgres, redis }, ready ? 200 : 503);
+      const [postgres, redis] = await dependenciesTakeWrites(services);
+      const status = services.lifecycle.draining ? 'draining' : postgres === 'up' && redis === 'up' ? 'ready' : 'unavailable';
+      return c.json({ status, postgres, redis } as const, status === 'ready' ? 200 : 503);
     },
   );
   const metrics = endpoint({

@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import postgres from 'postgres';
 import { connectDatabase } from './db/client.js';
 import { ensureDatabase, migrateDatabase } from './db/migrate.js';
@@ -6,22 +6,27 @@ import { ConfigError, generateCodeEncryptionKey, parseEnv, readCodeEncryptionKey
 import type { Services } from './services.js';
 import { adoptCodeKey, storedKeyFingerprint } from './modules/inventory/code-key.js';
 import type { Logger } from './lib/logger.js';
+import { connectRedis, describeTarget, misplacedServer, targetVariable, writeProbe, type RedisTarget } from './lib/redis.js';
 import { createServices } from './services.js';
 
 /** A problem that stops the process at start, said in one line naming the variable (C20). */
 export class StartupError extends Error {}
 
-/** How a connection failure reads in that one line: where it tried to connect, and why it could not. */
-export function describeConnectionError(url: string, err: unknown): string {
+/** Where a PostgreSQL URL points, as a start-up line names it. */
+const databaseAddress = (url: string) => {
   const target = new URL(url);
-  const where = `${target.hostname}:${target.port || (target.protocol.startsWith('redis') ? 6379 : 5432)}`;
+  return `${target.hostname}:${target.port || 5432}`;
+};
+
+/** How a connection failure reads in that one line: where it tried to connect (`host:port`), and why it could not. */
+export function describeConnectionError(where: string, err: unknown): string {
   const { code, message } = err as { code?: string; message?: string };
   switch (code) {
     case 'ECONNREFUSED':
       return `cannot connect to ${where} (connection refused)`;
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
-      return `cannot resolve the host ${target.hostname}`;
+      return `cannot resolve the host of ${where}`;
     case 'CONNECT_TIMEOUT':
     case 'ETIMEDOUT':
       return `cannot connect to ${where} (timed out)`;
@@ -35,26 +40,32 @@ export function describeConnectionError(url: string, err: unknown): string {
   }
 }
 
-async function atStart<T>(variable: string, url: string, work: () => Promise<T>): Promise<T> {
+async function atStart<T>(variable: string, where: string, work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (err) {
     if (err instanceof StartupError) throw err;
-    throw new StartupError(`${variable}: ${describeConnectionError(url, err)}`);
+    throw new StartupError(`${variable}: ${describeConnectionError(where, err)}`);
   }
 }
 
-/** Redis answers a PING within a few seconds, or the start fails naming REDIS_URL. */
-async function requireRedis(url: string): Promise<void> {
-  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 3000, retryStrategy: () => null });
+/**
+ * Redis takes a write within a few seconds where the queues' keys live, or the start fails naming the variable
+ * that points at it (C21): a replica, a sentinel or a cluster node given as REDIS_URL is named as such.
+ */
+async function requireRedis(target: RedisTarget, prefix: string): Promise<void> {
+  const redis = connectRedis(target, 'probe');
+  const variable = targetVariable(target);
   let lastError: unknown;
   redis.on('error', (err) => (lastError = err));
   try {
-    await atStart('REDIS_URL', url, async () => {
+    await atStart(variable, describeTarget(target), async () => {
       await redis.connect().catch((err) => {
-        throw lastError ?? err;
+        throw (lastError as { lastNodeError?: unknown })?.lastNodeError ?? lastError ?? err;
       });
-      await redis.ping();
+      const misplaced = target.kind === 'server' ? await misplacedServer(redis as Redis) : null;
+      if (misplaced) throw new StartupError(`${variable}: ${describeTarget(target)} ${misplaced}`);
+      await writeProbe(redis, prefix);
     });
   } finally {
     redis.disconnect();
@@ -62,12 +73,12 @@ async function requireRedis(url: string): Promise<void> {
 }
 
 /** Operator tools use the database as it is: one that is missing or not migrated is an error, never created. */
-async function requireMigratedDatabase(url: string): Promise<void> {
-  const sql = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+async function requireMigratedDatabase(url: string, variable: string): Promise<void> {
+  const sql = postgres(url, { max: 1, prepare: false, onnotice: () => {}, connect_timeout: 5 });
   try {
     const [row] = await sql<{ migrated: boolean }[]>`select to_regclass('public.orders') is not null as migrated`;
     if (!row?.migrated) {
-      throw new StartupError('DATABASE_URL: the database has no tables yet: run `npm run db:migrate` (or `npm start`) first');
+      throw new StartupError(`${variable}: the database has no tables yet: run \`npm run db:migrate\` (or \`npm start\`) first`);
     }
   } finally {
     await sql.end({ timeout: 1 });
@@ -79,8 +90,12 @@ async function requireMigratedDatabase(url: string): Promise<void> {
  * that holds no fingerprint yet; refused when it is not the key that sealed the stored codes.
  */
 async function resolveCodeKey(env: Env): Promise<Buffer> {
-  const database = connectDatabase(env.DATABASE_URL, 1);
+  const database = connectDatabase(env.DATABASE_URL, { max: 1, prepare: env.DATABASE_PREPARED_STATEMENTS });
   try {
+    const [server] = await database.sql<{ standby: boolean }[]>`select pg_is_in_recovery() as standby`;
+    if (server?.standby) {
+      throw new StartupError(`DATABASE_URL: ${databaseAddress(env.DATABASE_URL)} is a standby (read-only): point it at the primary`);
+    }
     const found = readCodeEncryptionKey(env);
     if (!found) {
       const stored = await storedKeyFingerprint(database.db);
@@ -117,19 +132,22 @@ export async function bootstrap({ prepareDatabase }: BootstrapOptions): Promise<
   } catch (err) {
     throw err instanceof ConfigError ? new StartupError(err.message) : err;
   }
-  const url = env.DATABASE_URL;
-  await atStart('DATABASE_URL', url, async () => {
+  // Migrations and the schema check need a session: the direct connection when the service goes through a pooler.
+  const [migrationVariable, migrationUrl] = env.DATABASE_MIGRATION_URL
+    ? ['DATABASE_MIGRATION_URL', env.DATABASE_MIGRATION_URL]
+    : ['DATABASE_URL', env.DATABASE_URL];
+  await atStart(migrationVariable, databaseAddress(migrationUrl), async () => {
     if (prepareDatabase) {
-      await ensureDatabase(url);
-      await migrateDatabase(url);
+      await ensureDatabase(migrationUrl);
+      await migrateDatabase(migrationUrl);
     } else {
-      await requireMigratedDatabase(url);
+      await requireMigratedDatabase(migrationUrl, migrationVariable);
     }
   });
-  await requireRedis(env.REDIS_URL);
+  await requireRedis(env.redis, env.BULLMQ_PREFIX);
   let config: Config;
   try {
-    config = withKey(env, await atStart('DATABASE_URL', url, () => resolveCodeKey(env)));
+    config = withKey(env, await atStart('DATABASE_URL', databaseAddress(env.DATABASE_URL), () => resolveCodeKey(env)));
   } catch (err) {
     throw err instanceof ConfigError ? new StartupError(err.message) : err;
   }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
+import { hasHashTag, parseHostPorts, type RedisTarget } from './lib/redis.js';
 
 /** Every setting the service reads from the environment, with working local defaults. */
 const booleanFlag = z
@@ -20,10 +21,27 @@ const urlOf = (...schemes: string[]) =>
     message: `must be a ${schemes.map((s) => `${s}//`).join(' or ')} URL`,
   });
 
+const hostPorts = z.string().transform((value, ctx) => {
+  const list = parseHostPorts(value);
+  if (!list) ctx.addIssue({ code: 'custom', message: 'must be host:port entries separated by commas' });
+  return list ?? [];
+});
+
 const EnvSchema = z.object({
   DATABASE_URL: urlOf('postgres:', 'postgresql:').default('postgres://postgres@127.0.0.1:5432/topup'),
   DATABASE_POOL_SIZE: positiveInt.default(16),
+  /** Named server-side statements (fast on a direct connection); `false` behind a transaction pooler such as PgBouncer. */
+  DATABASE_PREPARED_STATEMENTS: booleanFlag.default(true),
+  /** A direct connection (no transaction pooler) for migrations and start-up checks; DATABASE_URL when unset. */
+  DATABASE_MIGRATION_URL: urlOf('postgres:', 'postgresql:').optional(),
+  // Redis (C21): exactly one of REDIS_URL (the default), REDIS_SENTINELS or REDIS_CLUSTER_NODES.
   REDIS_URL: urlOf('redis:', 'rediss:').default('redis://127.0.0.1:6379'),
+  REDIS_SENTINELS: hostPorts.optional(),
+  REDIS_SENTINEL_NAME: z.string().min(1).optional(),
+  REDIS_SENTINEL_PASSWORD: z.string().min(1).optional(),
+  REDIS_CLUSTER_NODES: hostPorts.optional(),
+  /** The Redis servers' password with REDIS_SENTINELS or REDIS_CLUSTER_NODES (a REDIS_URL carries its own). */
+  REDIS_PASSWORD: z.string().min(1).optional(),
   BULLMQ_PREFIX: z.string().min(1).default('topup'),
   PORT: z.coerce.number({ error: 'must be a number' }).int({ error: 'must be a whole number' }).min(0).max(65535, { error: 'must be at most 65535' }).default(3000),
   HOST: z.string().min(1).default('0.0.0.0'),
@@ -57,6 +75,11 @@ const EnvSchema = z.object({
   TOPUP_PROVIDER_URL: z.url().optional(),
   TOPUP_PROVIDER_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
+  /**
+   * After SIGTERM, how long the API keeps serving while /ready answers 503, so that a load balancer's health
+   * checks take it out of rotation before its port closes (C21); part of SHUTDOWN_TIMEOUT_MS.
+   */
+  SHUTDOWN_DRAIN_DELAY_MS: z.coerce.number({ error: 'must be a number' }).int({ error: 'must be a whole number' }).min(0).default(0),
   /** `npm run worker` serves GET /metrics on this port (no other route); unset, a worker process serves nothing. */
   WORKER_METRICS_PORT: z.coerce.number({ error: 'must be a number' }).int({ error: 'must be a whole number' }).min(1).max(65535, { error: 'must be at most 65535' }).optional(),
   /** Where operators get `stock.low` (C17), signed with ADMIN_WEBHOOK_SECRET (`whsec_…`). */
@@ -67,7 +90,10 @@ const EnvSchema = z.object({
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
 });
 
-export type Env = z.infer<typeof EnvSchema>;
+export type Env = z.infer<typeof EnvSchema> & {
+  /** Where Redis is, from whichever of REDIS_URL, REDIS_SENTINELS and REDIS_CLUSTER_NODES is set. */
+  redis: RedisTarget;
+};
 
 export type Config = Omit<Env, 'CODE_ENCRYPTION_KEY'> & {
   /** 32-byte AES key for card codes at rest. Never logged. */
@@ -85,14 +111,37 @@ export function parseEnv(source: Record<string, string | undefined> = process.en
   if (!result.success) {
     throw new ConfigError(result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('\n'));
   }
-  const env = result.data;
+  const env = { ...result.data, redis: redisTarget(result.data, 'REDIS_URL' in cleaned) };
   if (env.TOPUP_PROVIDER === 'http' && (!env.TOPUP_PROVIDER_URL || !env.TOPUP_PROVIDER_SECRET)) {
     throw new ConfigError('TOPUP_PROVIDER_URL, TOPUP_PROVIDER_SECRET: required when TOPUP_PROVIDER=http');
+  }
+  if (env.SHUTDOWN_DRAIN_DELAY_MS >= env.SHUTDOWN_TIMEOUT_MS) {
+    throw new ConfigError('SHUTDOWN_DRAIN_DELAY_MS: must be less than SHUTDOWN_TIMEOUT_MS, which it is part of');
   }
   if (env.ADMIN_WEBHOOK_URL && !env.ADMIN_WEBHOOK_SECRET) {
     throw new ConfigError('ADMIN_WEBHOOK_SECRET: required when ADMIN_WEBHOOK_URL is set');
   }
   return env;
+}
+
+/** C21: exactly one way to Redis; on a cluster every queue's keys must share a slot (a hash tag in the prefix). */
+function redisTarget(env: z.infer<typeof EnvSchema>, urlGiven: boolean): RedisTarget {
+  const given = [urlGiven && 'REDIS_URL', env.REDIS_SENTINELS && 'REDIS_SENTINELS', env.REDIS_CLUSTER_NODES && 'REDIS_CLUSTER_NODES'].filter(Boolean);
+  if (given.length > 1) throw new ConfigError(`${given.join(', ')}: set only one of them`);
+  const password = env.REDIS_PASSWORD;
+  if (env.REDIS_SENTINELS) {
+    if (!env.REDIS_SENTINEL_NAME) throw new ConfigError("REDIS_SENTINEL_NAME: required with REDIS_SENTINELS (the master's name)");
+    return { kind: 'sentinel', sentinels: env.REDIS_SENTINELS, name: env.REDIS_SENTINEL_NAME, sentinelPassword: env.REDIS_SENTINEL_PASSWORD, password };
+  }
+  if (env.REDIS_SENTINEL_NAME || env.REDIS_SENTINEL_PASSWORD) throw new ConfigError('REDIS_SENTINELS: required with REDIS_SENTINEL_NAME');
+  if (env.REDIS_CLUSTER_NODES) {
+    if (!hasHashTag(env.BULLMQ_PREFIX)) {
+      throw new ConfigError(`BULLMQ_PREFIX: must contain a {hash tag} on Redis Cluster (e.g. {${env.BULLMQ_PREFIX}}), so that each queue's keys share one slot`);
+    }
+    return { kind: 'cluster', nodes: env.REDIS_CLUSTER_NODES, password };
+  }
+  if (password) throw new ConfigError('REDIS_PASSWORD: only with REDIS_SENTINELS or REDIS_CLUSTER_NODES (put the password in REDIS_URL)');
+  return { kind: 'server', url: env.REDIS_URL };
 }
 
 const KEY_HEX = /^[0-9a-fA-F]{64}$/;

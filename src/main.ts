@@ -1,6 +1,7 @@
 import { startWorkerProcess } from '../workers/process.js';
 import { createApp } from './app.js';
 import { bootstrap, exitOnUncaught, onShutdown, startOrExit, StartupError } from './bootstrap.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { until } from './lib/deadline.js';
 import type { Config } from './env.js';
 import { serveHttp, type HttpServer } from './http/server.js';
@@ -35,8 +36,14 @@ const { services, http } = await startOrExit(async () => {
 const workers = services.config.RUN_WORKERS ? startWorkerProcess(services) : null;
 
 onShutdown(services.config.SHUTDOWN_TIMEOUT_MS, async (deadline) => {
-  // Stop accepting and let the requests in flight finish while the worker process finishes its jobs, then the connections.
-  await Promise.all([until(deadline, http.drain()), workers?.close(deadline)]);
+  const workersStopped = workers?.close(deadline);
+  // Out of a load balancer's rotation first: /ready fails and answers close their connections, while requests are
+  // still served for SHUTDOWN_DRAIN_DELAY_MS. Then stop accepting and let the requests in flight finish while the
+  // worker process finishes its jobs, then the connections.
+  services.lifecycle.draining = true;
+  http.closeConnectionsAfterAnswers();
+  await until(deadline, sleep(services.config.SHUTDOWN_DRAIN_DELAY_MS));
+  await Promise.all([until(deadline, http.drain()), workersStopped]);
   await services.close(deadline);
 });
 

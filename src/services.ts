@@ -1,9 +1,10 @@
-import { Redis } from 'ioredis';
 import { connectDatabase, type Database } from './db/client.js';
 import type { Config } from './env.js';
 import { until } from './lib/deadline.js';
 import { connectionErrors, createLogger, type Logger } from './lib/logger.js';
 import { createMetrics, type Metrics } from './lib/metrics.js';
+import { createLimiter, type LimiterFactory } from './lib/rate-limit.js';
+import { connectRedis, type RedisClient } from './lib/redis.js';
 import { SharedCache } from './lib/shared-cache.js';
 import { availableCodesPerService, lowStockPerService } from './modules/inventory/stock-levels.js';
 import { createQueues, type Queues } from './queues/index.js';
@@ -12,7 +13,7 @@ import { createQueues, type Queues } from './queues/index.js';
 export type Services = Database & {
   config: Config;
   /** General-purpose Redis commands: rate limits, cache invalidation. Not for BullMQ workers. */
-  redis: Redis;
+  redis: RedisClient;
   queues: Queues;
   logger: Logger;
   /** This process's series for GET /metrics (C16). */
@@ -21,6 +22,10 @@ export type Services = Database & {
   catalogCache: SharedCache;
   /** Bearer-token lookups (A1 tokens), 30 s at most. */
   tokenCache: SharedCache;
+  /** Set once the process starts draining (SIGTERM): /ready then answers 503, so a load balancer stops sending (C21). */
+  lifecycle: { draining: boolean };
+  /** Rate limiters kept in Redis; while Redis is unreachable one in process memory stands in, logged and counted. */
+  limiter: LimiterFactory;
 };
 
 /** The queue states /metrics reports. */
@@ -28,17 +33,17 @@ const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
 
 /** Opens the connections one process needs. The caller closes them with closeServices. */
 export function createServices(config: Config): Services {
-  const database = connectDatabase(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
-  const redis = new Redis(config.REDIS_URL, { lazyConnect: false, enableOfflineQueue: true });
+  const database = connectDatabase(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE, prepare: config.DATABASE_PREPARED_STATEMENTS });
+  const redis = connectRedis(config.redis, 'commands');
   const logger = createLogger(config.LOG_LEVEL);
   redis.on('error', connectionErrors(logger, {}, 'redis connection error'));
   // Producers fail fast when Redis is down (the order is committed already and the reconciler
   // enqueues it later), so they get their own connection with a bounded retry per command.
-  const queueConnection = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+  const queueConnection = connectRedis(config.redis, 'producer');
   queueConnection.on('error', () => {});
   const queues = createQueues(queueConnection, config.BULLMQ_PREFIX);
   for (const queue of queues.all) queue.on('error', connectionErrors(logger, { queue: queue.name }, 'queue connection error'));
-  const subscriber = new Redis(config.REDIS_URL);
+  const subscriber = connectRedis(config.redis, 'subscriber');
   subscriber.on('error', () => {});
   // Short-lived on purpose: counters such as offered_sell and sell_count change with every sale
   // without an invalidation; prices change only through campaign sync, which invalidates.
@@ -58,6 +63,17 @@ export function createServices(config: Config): Services {
     codesAvailable: () => availableCodesPerService(database.db),
     lowStock: () => lowStockPerService(database.db),
   });
+  const fellBack = connectionErrors(logger, {}, 'Redis unreachable: rate limits are counted in this process only until it is back');
+  const limiter: LimiterFactory = (keyPrefix, points, durationSeconds) =>
+    createLimiter(redis, {
+      keyPrefix,
+      points,
+      durationSeconds,
+      onFallback: () => {
+        metrics.rateLimitFellBack();
+        fellBack(undefined);
+      },
+    });
   return {
     ...database,
     config,
@@ -67,6 +83,8 @@ export function createServices(config: Config): Services {
     metrics,
     catalogCache,
     tokenCache,
+    limiter,
+    lifecycle: { draining: false },
     close: async (deadline = Date.now() + 5000) => {
       catalogCache.close();
       tokenCache.close();

@@ -1,14 +1,20 @@
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
-import { Redis } from 'ioredis';
 import type { z } from 'zod';
 import type { Services } from '../src/services.js';
 import { connectionErrors, type Logger } from '../src/lib/logger.js';
+import { connectRedis } from '../src/lib/redis.js';
 
 /**
  * `close()` stops taking jobs and waits for the running ones; `release()` then drops the connection at
  * once, so a stop never waits on an unreachable Redis (a job cut short is retried: handlers are idempotent).
  */
 export type RunningWorker = { close: () => Promise<void>; release: () => Promise<void> };
+
+/** The longest wait between two checks for stalled jobs (one small script per queue and worker process). */
+export const STALLED_CHECK_MS = 5000;
+
+/** Checked often enough that a lapsed lock is noticed within STALLED_CHECK_MS, and at least twice per lock. */
+const stalledCheckMs = (lockSeconds: number) => Math.max(500, Math.min(STALLED_CHECK_MS, (lockSeconds * 1000) / 2));
 
 /** What a handler gets besides the payload: a logger whose lines name the job and the request behind it. */
 export type JobContext = { logger: Logger };
@@ -42,7 +48,7 @@ export function startQueueWorker<Data, Result>(
   concurrency: number = services.config.WORKER_CONCURRENCY,
 ): RunningWorker {
   const { config, logger, metrics } = services;
-  const connection = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
+  const connection = connectRedis(config.redis, 'blocking');
   connection.on('error', () => {}); // reported by the worker's own 'error' event below
   const worker = new Worker<Data, Result>(
     queueName,
@@ -66,9 +72,10 @@ export function startQueueWorker<Data, Result>(
       connection,
       prefix: config.BULLMQ_PREFIX,
       concurrency,
-      // A worker killed mid-job leaves the job locked; another takes it over once the lock lapses.
+      // A worker killed mid-job leaves the job locked; another takes it over once the lock has lapsed and the
+      // next check for stalled jobs has seen it: within JOB_LOCK_SECONDS plus at most STALLED_CHECK_MS.
       lockDuration: config.JOB_LOCK_SECONDS * 1000,
-      stalledInterval: config.JOB_LOCK_SECONDS * 1000,
+      stalledInterval: stalledCheckMs(config.JOB_LOCK_SECONDS),
     },
   );
   // Also for jobs that never reached a handler (a bad payload, a job stalled too often).

@@ -14,21 +14,22 @@ export type Database = { db: Db; sql: Sql; close: (deadline?: number) => Promise
 
 /**
  * drizzle sends its queries unnamed, so PostgreSQL parses and plans every one of them again
- * (measured: most of an order's database time). This view of the client asks postgres.js to
- * prepare them, also inside transactions; statements are cached per connection by their text.
+ * (measured: most of an order's database time), except those built with `.prepare(name)`, which it always
+ * names. This view of the client makes every drizzle query follow `prepare`, also inside transactions: named
+ * and cached per connection by their text where statements may be prepared, never named behind a transaction
+ * pooler (C21), where a statement prepared on one server connection is missing on the next.
  */
-function preparing(sql: Sql): Sql {
+function preparedStatements(sql: Sql, prepare: boolean): Sql {
   return new Proxy(sql, {
     get(target, property, receiver) {
       if (property === 'unsafe') {
-        return (query: string, params?: unknown[], options?: object) =>
-          target.unsafe(query, params as never, { ...options, prepare: true });
+        return (query: string, params?: unknown[], options?: object) => target.unsafe(query, params as never, { ...options, prepare });
       }
       if (property === 'begin' || property === 'savepoint') {
         return (...args: unknown[]) => {
           const body = args.pop() as (tx: Sql) => unknown;
           const original = Reflect.get(target, property, target) as (...a: unknown[]) => unknown;
-          return original.call(target, ...args, (tx: Sql) => body(preparing(tx)));
+          return original.call(target, ...args, (tx: Sql) => body(preparedStatements(tx, prepare)));
         };
       }
       return Reflect.get(target, property, receiver);
@@ -50,10 +51,24 @@ export function builtOnce<T>(build: (db: Db) => T): (db: Db) => T {
   };
 }
 
-/** `applicationName` tells the processes apart in pg_stat_activity. */
-export function connectDatabase(url: string, max = 16, applicationName = 'topup-store'): Database {
+export type ConnectOptions = {
+  /** Connections in the pool. */
+  max?: number;
+  /** Named server-side statements (DATABASE_PREPARED_STATEMENTS); off behind a transaction pooler (C21). */
+  prepare?: boolean;
+  /** Tells the processes apart in pg_stat_activity. */
+  applicationName?: string;
+};
+
+/**
+ * A pool of connections to `url`. Nothing relies on session state (C21): advisory locks are transaction-scoped
+ * and settings are `set_config(…, true)`, so a transaction pooler may hand each transaction another server
+ * connection. The session parameters below are startup parameters, which PgBouncer keeps per client.
+ */
+export function connectDatabase(url: string, { max = 16, prepare = true, applicationName = 'topup-store' }: ConnectOptions = {}): Database {
   const sql = postgres(url, {
     max,
+    prepare,
     onnotice: () => {},
     // While PostgreSQL is away, requests fail (503) within seconds instead of queueing for half a minute.
     connect_timeout: 5,
@@ -63,6 +78,6 @@ export function connectDatabase(url: string, max = 16, applicationName = 'topup-
     // Timestamps come back as PostgreSQL text in UTC, which keeps their microseconds.
     connection: { TimeZone: 'UTC', application_name: applicationName },
   });
-  const db = drizzle(preparing(sql), { schema });
+  const db = drizzle(preparedStatements(sql, prepare), { schema });
   return { db, sql, close: (deadline = Date.now() + 5000) => sql.end({ timeout: secondsLeft(deadline) }) };
 }

@@ -28,15 +28,18 @@ export async function ensureDatabase(url: string): Promise<void> {
 const MIGRATION_LOCK = 7_301_001;
 
 /**
- * Applies the committed migrations on one connection holding an advisory lock,
- * so an API and a worker process starting together do not race each other.
+ * Applies the committed migrations so that an API and a worker process starting together do not race each
+ * other: one connection holds an advisory lock in an open transaction while the other migrates. The lock is
+ * transaction-scoped and no statement is named, so this holds through a transaction pooler too (C21), although
+ * DATABASE_MIGRATION_URL is meant to be a direct connection.
  */
 export async function migrateDatabase(url: string): Promise<void> {
-  const sql = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 10 });
+  const sql = postgres(url, { max: 2, prepare: false, onnotice: () => {}, connect_timeout: 10 });
   try {
-    await sql`select pg_advisory_lock(${MIGRATION_LOCK})`;
-    await migrate(drizzle(sql), { migrationsFolder: MIGRATIONS_FOLDER });
-    await sql`select pg_advisory_unlock(${MIGRATION_LOCK})`;
+    await sql.begin(async (lock) => {
+      await lock`select pg_advisory_xact_lock(${MIGRATION_LOCK})`;
+      await migrate(drizzle(sql), { migrationsFolder: MIGRATIONS_FOLDER });
+    });
   } finally {
     await sql.end({ timeout: 5 });
   }

@@ -41,6 +41,8 @@ function closeGently(socket: Socket, answer: string): void {
 
 export type HttpServer = {
   server: Server;
+  /** From now on every answer closes its connection, so clients and load balancers open their next one elsewhere. */
+  closeConnectionsAfterAnswers: () => void;
   /**
    * Stops accepting and resolves once every request in flight has its answer fully written (C20); the
    * connections left (idle keep-alive ones) are closed then.
@@ -73,7 +75,9 @@ export function serveHttp(fetch: Fetch, { port, hostname }: { port: number; host
   // A request counts until its response is on the wire, not merely until the handler returned.
   let inFlight = 0;
   let idle: (() => void) | null = null;
+  let keepAlive = true;
   server.on('request', (_req, res) => {
+    if (!keepAlive) res.shouldKeepAlive = false;
     inFlight++;
     res.once('close', () => {
       if (--inFlight === 0) idle?.();
@@ -85,5 +89,5 @@ export function serveHttp(fetch: Fetch, { port, hostname }: { port: number; host
     server.closeAllConnections();
     await closed;
   };
-  return { server, drain };
+  return { server, drain, closeConnectionsAfterAnswers: () => void (keepAlive = false) };
 }

@@ -42,6 +42,8 @@ export type Metrics = {
   /** One failed attempt of a job (a retried job counts each time). */
   jobFailed: (queue: string) => void;
   webhookDelivered: (outcome: WebhookOutcome) => void;
+  /** A rate-limit decision taken by the per-process stand-in because Redis was unreachable. */
+  rateLimitFellBack: () => void;
 };
 
 /** Jobs run from milliseconds (card codes) to the top-up provider's 10 s timeout. */
@@ -77,6 +79,11 @@ export function createMetrics(sources: ScrapeSources, { scrapeTimeoutMs = 2000 }
   const jobDuration = new Histogram({ name: 'job_duration_seconds', help: 'Time a job run took', labelNames: ['queue'], buckets: JOB_BUCKETS, registers });
   const jobFailures = new Counter({ name: 'jobs_failed_total', help: 'Failed job attempts', labelNames: ['queue'], registers });
   const webhooks = new Counter({ name: 'webhook_deliveries_total', help: 'Webhook delivery attempts, by outcome', labelNames: ['outcome'], registers });
+  const limiterFallbacks = new Counter({
+    name: 'rate_limit_fallbacks_total',
+    help: 'Rate-limit decisions taken in process memory because Redis was unreachable (limits then count per process)',
+    registers,
+  });
   // Alerts are outbox rows: counted from PostgreSQL, so every process (API or worker) shows the same total.
   // Two series come from that one read: it runs once per scrape (render starts a new one).
   let lowStockRead: ReturnType<ScrapeSources['lowStock']> | null = null;
@@ -144,5 +151,6 @@ export function createMetrics(sources: ScrapeSources, { scrapeTimeoutMs = 2000 }
     jobRan: (queue, seconds) => jobDuration.observe({ queue }, seconds),
     jobFailed: (queue) => jobFailures.inc({ queue }),
     webhookDelivered: (outcome) => webhooks.inc({ outcome }),
+    rateLimitFellBack: () => limiterFallbacks.inc(),
   };
 }

@@ -1,21 +1,50 @@
-import type { Redis } from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type IRateLimiterOptions } from 'rate-limiter-flexible';
 import { sha256 } from './crypto.js';
+import type { RedisClient } from './redis.js';
 
 export type Limiter = RateLimiterRedis;
 
+/** Makes a limiter with a key prefix, a number of points and a window in seconds (Services.limiter). */
+export type LimiterFactory = (keyPrefix: string, points: number, durationSeconds: number) => Limiter;
+
 /**
- * A fixed-window limiter kept in Redis, so it holds across processes. If Redis is unreachable
- * the per-process memory limiter stands in rather than failing every request.
+ * The per-process memory limiter that stands in while Redis is unreachable, never silently: every decision it
+ * takes calls `onFallback` (a log line and a counter), since its counts are this process's alone.
  */
-export function createLimiter(redis: Redis, keyPrefix: string, points: number, durationSeconds: number): Limiter {
+class StandInLimiter extends RateLimiterMemory {
+  constructor(
+    options: IRateLimiterOptions,
+    private readonly onFallback: () => void,
+  ) {
+    super(options);
+  }
+
+  override consume(...args: Parameters<RateLimiterMemory['consume']>) {
+    this.onFallback();
+    return super.consume(...args);
+  }
+
+  override get(...args: Parameters<RateLimiterMemory['get']>) {
+    this.onFallback();
+    return super.get(...args);
+  }
+}
+
+/**
+ * A fixed-window limiter kept in Redis (a server, a Sentinel master or a Cluster), so it holds across processes.
+ * If Redis is unreachable a per-process memory limiter stands in rather than failing every request, and says so.
+ */
+export function createLimiter(
+  redis: RedisClient,
+  { keyPrefix, points, durationSeconds, onFallback }: { keyPrefix: string; points: number; durationSeconds: number; onFallback: () => void },
+): Limiter {
   return new RateLimiterRedis({
     storeClient: redis,
     keyPrefix,
     points,
     duration: durationSeconds,
     rejectIfRedisNotReady: true,
-    insuranceLimiter: new RateLimiterMemory({ keyPrefix: `${keyPrefix}:memory`, points, duration: durationSeconds }),
+    insuranceLimiter: new StandInLimiter({ keyPrefix: `${keyPrefix}:memory`, points, duration: durationSeconds }, onFallback),
   });
 }
 

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis.js';
 
 const MAX_ENTRIES = 5000;
 
@@ -11,8 +11,8 @@ export class SharedCache {
   private readonly entries = new Map<string, { expires: number; value: Promise<unknown> }>();
 
   constructor(
-    private readonly subscriber: Redis,
-    private readonly publisher: Redis,
+    private readonly subscriber: RedisClient,
+    private readonly publisher: RedisClient,
     private readonly channel: string,
     private readonly ttlMs: number,
   ) {

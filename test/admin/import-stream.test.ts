@@ -164,7 +164,7 @@ describe('a 100 MiB upload to the service in its own process', () => {
   let cluster: Awaited<ReturnType<typeof startCluster>>;
   beforeAll(async () => {
     database = await createTestDatabase();
-    db = connectDatabase(database.url, 2);
+    db = connectDatabase(database.url, { max: 2 });
     cluster = await startCluster({ databaseUrl: database.url, redisUrl: inject('redisUrl'), workers: 1 });
   }, 120_000);
   afterAll(async () => {

@@ -62,7 +62,7 @@ async function main(): Promise<void> {
   step(`${size === SIZES.quick ? 'quick' : 'full'} run: ${size.seconds} s per scenario, database ${new URL(databaseUrl).pathname.slice(1)}, prefix ${PREFIX}, load average ${loadavg()[0]!.toFixed(1)}`);
   await clearRedis();
   await resetDatabase(databaseUrl);
-  const database = connectDatabase(databaseUrl, 8);
+  const database = connectDatabase(databaseUrl, { max: 8 });
   cleanups.push(() => database.close());
 
   step('loading data');

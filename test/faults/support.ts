@@ -116,7 +116,7 @@ export async function settled(sql: Database['sql'], timeoutMs = 120_000, context
 }
 
 /** A database handle for the test itself (fixtures and checks), next to the cluster's own connections. */
-const testDatabase = (url: string) => connectDatabase(url, 4, 'topup-fault-test');
+const testDatabase = (url: string) => connectDatabase(url, { max: 4, applicationName: 'topup-fault-test' });
 
 /** What a fault test works on: its own database, the service's processes on it, a store to sell from. */
 export type Scene = {

@@ -19,8 +19,8 @@ let admin: Database;
 beforeAll(async () => {
   database = await createTestDatabase();
   // One connection, so the query after the loss runs on the very connection that lost its answer.
-  client = connectDatabase(database.url, 1, 'topup-connection-loss');
-  admin = connectDatabase(database.url, 1, 'topup-connection-loss-admin');
+  client = connectDatabase(database.url, { max: 1, applicationName: 'topup-connection-loss' });
+  admin = connectDatabase(database.url, { max: 1, applicationName: 'topup-connection-loss-admin' });
 });
 afterAll(async () => {
   await client?.close();

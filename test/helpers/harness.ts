@@ -47,16 +47,23 @@ export async function createTestDatabase(): Promise<{ url: string; name: string;
 }
 
 export async function startTestApp(
-  options: { env?: Record<string, string>; workers?: boolean; workerOptions?: WorkerOptions } = {},
+  options: {
+    env?: Record<string, string>;
+    workers?: boolean;
+    workerOptions?: WorkerOptions;
+    /** The URL the service connects through (a pooler in front of the database, say); the database's own by default. */
+    serviceDatabaseUrl?: (url: string) => string;
+  } = {},
 ): Promise<TestApp> {
   const database = await createTestDatabase();
   const name = database.name;
   const adminToken = randomBytes(24).toString('hex');
   const prefix = `test:${name}`;
   const config = loadConfig({
-    DATABASE_URL: database.url,
+    DATABASE_URL: options.serviceDatabaseUrl?.(database.url) ?? database.url,
     DATABASE_POOL_SIZE: '8',
-    REDIS_URL: inject('redisUrl'),
+    // The shared Redis, unless the test points the service at a Sentinel set or a Cluster of its own.
+    ...(options.env?.REDIS_SENTINELS || options.env?.REDIS_CLUSTER_NODES ? {} : { REDIS_URL: inject('redisUrl') }),
     BULLMQ_PREFIX: prefix,
     CODE_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
     ADMIN_TOKEN: adminToken,
@@ -84,8 +91,11 @@ export async function startTestApp(
     close: async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await workers?.close();
-      const keys = await services.redis.keys(`${prefix}:*`);
-      if (keys.length) await services.redis.del(...keys);
+      // The shared Redis keeps nothing of this file (a Sentinel set or a Cluster of the test's own goes with it).
+      if (services.config.redis.kind === 'server') {
+        const keys = await services.redis.keys(`${prefix}:*`);
+        if (keys.length) await services.redis.del(...keys);
+      }
       await services.close();
       await database.drop();
       const violations = contract.violations();

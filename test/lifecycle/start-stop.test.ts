@@ -6,9 +6,9 @@ import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
 import { createTestDatabase } from '../helpers/harness.js';
-import { freePort, ROOT, runEntry, sleep, waitForHttp, type Run } from '../helpers/processes.js';
+import { entryPoints } from '../helpers/entry.js';
+import { freePort, ROOT, runEntry, sleep, waitForHttp } from '../helpers/processes.js';
 import { ownRedis } from '../helpers/redis-server.js';
 
 /**
@@ -18,52 +18,16 @@ import { ownRedis } from '../helpers/redis-server.js';
  */
 let database: Awaited<ReturnType<typeof createTestDatabase>>;
 let keyDir: string;
-const running: Run[] = [];
+const { serviceEnv, start, startServing, failsWithOneLine, stopAll } = entryPoints({ databaseUrl: () => database.url, keyDir: () => keyDir });
 
 beforeAll(async () => {
   database = await createTestDatabase();
   keyDir = await mkdtemp(join(tmpdir(), 'topup-key-'));
 });
 afterAll(async () => {
-  for (const run of running) await run.stop();
+  await stopAll();
   await database?.drop();
 });
-
-async function serviceEnv(overrides: Record<string, string> = {}): Promise<Record<string, string>> {
-  return {
-    DATABASE_URL: database.url,
-    REDIS_URL: inject('redisUrl'),
-    BULLMQ_PREFIX: `test:lifecycle:${randomBytes(4).toString('hex')}`,
-    PORT: String(await freePort()),
-    HOST: '127.0.0.1',
-    CODE_ENCRYPTION_KEY_FILE: join(keyDir, 'code-encryption.key'),
-    ADMIN_TOKEN: 'lifecycle-admin-token-0123456789',
-    SHUTDOWN_TIMEOUT_MS: '3000',
-    ...overrides,
-  };
-}
-
-function start(env: Record<string, string>, file = 'src/main.ts', compiled = false): Run {
-  const run = runEntry(file, env, { compiled });
-  running.push(run);
-  return run;
-}
-
-async function startServing(env: Record<string, string>): Promise<Run> {
-  const run = start(env);
-  await waitForHttp(`http://127.0.0.1:${env.PORT}/health`, run);
-  return run;
-}
-
-/** The process ended with code 1 and said exactly one line, with no stack trace. */
-async function failsWithOneLine(run: Run): Promise<string> {
-  const { code } = await run.exit;
-  const lines = run.stderr().trim().split('\n');
-  expect(code, run.stderr()).toBe(1);
-  expect(lines, run.stderr()).toHaveLength(1);
-  expect(run.stderr()).not.toMatch(/\n\s+at /);
-  return lines[0]!;
-}
 
 describe('a problem at start is one line naming the variable (C20)', () => {
   it('PostgreSQL on a dead port', async () => {
@@ -145,6 +109,27 @@ describe('stopping (C20)', () => {
     await expect(fetch(`http://127.0.0.1:${env.PORT}/health`)).rejects.toThrow();
     upload.finish();
     expect(await upload.answer()).toMatch(/^HTTP\/1\.1 401[^]*the api_key parameter is required/);
+    expect(await run.exit).toEqual({ code: 0, signal: null });
+  });
+
+  it('with SHUTDOWN_DRAIN_DELAY_MS, SIGTERM takes the process out of rotation before its port closes (C21)', async () => {
+    const env = await serviceEnv({ SHUTDOWN_DRAIN_DELAY_MS: '1500', SHUTDOWN_TIMEOUT_MS: '5000' });
+    const run = await startServing(env);
+    const base = `http://127.0.0.1:${env.PORT}`;
+    expect((await fetch(`${base}/ready`)).status).toBe(200);
+    const asked = Date.now();
+    run.process.kill('SIGTERM');
+    await sleep(300);
+    // A load balancer's health check fails at once, while requests are still served and each answer closes its connection.
+    const ready = await fetch(`${base}/ready`);
+    expect(ready.status).toBe(503);
+    expect(await ready.json()).toEqual({ status: 'draining', postgres: 'up', redis: 'up' });
+    const health = await fetch(`${base}/health`);
+    expect(health.status).toBe(200);
+    expect(health.headers.get('connection')).toBe('close');
+    // Then the port closes, and the process exits 0.
+    await expect.poll(() => fetch(`${base}/health`).then(() => 'open', () => 'closed'), { timeout: 3000, interval: 100 }).toBe('closed');
+    expect(Date.now() - asked).toBeGreaterThanOrEqual(1500);
     expect(await run.exit).toEqual({ code: 0, signal: null });
   });
 

@@ -24,7 +24,7 @@ const runs: Run[] = [];
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  db = connectDatabase(database.url, 2, 'worker-process-test');
+  db = connectDatabase(database.url, { max: 2, applicationName: 'worker-process-test' });
   const key = randomBytes(32);
   const port = await freePort();
   baseUrl = `http://127.0.0.1:${port}`;

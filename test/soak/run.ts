@@ -54,7 +54,7 @@ const databaseUrl = new URL(server);
 databaseUrl.pathname = `/${name}`;
 await migrateDatabase(databaseUrl.toString());
 const redis = await ownRedis();
-const db = connectDatabase(databaseUrl.toString(), 4, 'topup-soak');
+const db = connectDatabase(databaseUrl.toString(), { max: 4, applicationName: 'topup-soak' });
 
 // ── a top-up provider that mostly delivers, sometimes is down (retried) and sometimes refuses (refunded) ──
 const providerAnswers = { delivered: 0, unavailable: 0, refused: 0 };

@@ -1,3 +1,4 @@
+import type { Redis } from 'ioredis';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,7 +22,7 @@ const json = cliJson;
 describe('store commands', () => {
   it('create and change resources from --json or --file, printed as the API answers; API processes drop their catalog cache', async () => {
     // What an API process listens to: the command's change tells every process to drop its catalog cache.
-    const listener = app.services.redis.duplicate();
+    const listener = (app.services.redis as Redis).duplicate();
     const heard: string[] = [];
     listener.on('message', (channel) => heard.push(channel));
     await listener.subscribe(`${app.services.config.BULLMQ_PREFIX}:catalog-changed`);

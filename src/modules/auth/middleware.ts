@@ -4,7 +4,7 @@ import { TOKEN } from '../../http/contract.js';
 import { AppError } from '../../errors.js';
 import type { Services } from '../../services.js';
 import { sha256 } from '../../lib/crypto.js';
-import { consumeAll, createLimiter, type Limiter } from '../../lib/rate-limit.js';
+import { consumeAll, type Limiter } from '../../lib/rate-limit.js';
 import { isoMicros } from '../../lib/time.js';
 import { accountForToken } from './service.js';
 
@@ -40,9 +40,9 @@ const accountLimiters = new WeakMap<Services, Limiter | null>();
 /** The optional per-account request limit (C11): ACCOUNT_REQUESTS_PER_MINUTE, off when unset. */
 function accountLimiter(services: Services): Limiter | null {
   if (!accountLimiters.has(services)) {
-    const { config, redis } = services;
+    const { config, limiter } = services;
     const perMinute = config.ACCOUNT_REQUESTS_PER_MINUTE;
-    accountLimiters.set(services, perMinute ? createLimiter(redis, `${config.BULLMQ_PREFIX}:account-requests`, perMinute, 60) : null);
+    accountLimiters.set(services, perMinute ? limiter(`${config.BULLMQ_PREFIX}:account-requests`, perMinute, 60) : null);
   }
   return accountLimiters.get(services)!;
 }

@@ -6,7 +6,7 @@ import { API_KEY, contractRouter, endpoint, validBody } from '../../http/contrac
 import { asAppError } from '../../http/failures.js';
 import { assetUrls } from '../../http/urls.js';
 import { validationFailure } from '../../http/validation.js';
-import { consumeAll, createLimiter } from '../../lib/rate-limit.js';
+import { consumeAll } from '../../lib/rate-limit.js';
 import { isBlank } from '../../lib/text.js';
 import type { Services } from '../../services.js';
 import { bearerToken } from '../auth/middleware.js';
@@ -77,7 +77,7 @@ const localizeFailure: ErrorHandler<AppEnv> = (err, c) => {
 const ok = <T extends z.ZodRawShape>(shape: T) => z.object({ status: z.literal('success'), ...shape });
 
 /** Interface B (spec §4), mounted at /license-api. Failures: `{status: 'error', msg}` in English or Spanish. */
-export function licenseRoutes({ redis, config }: Services) {
+export function licenseRoutes({ limiter, config }: Services) {
   const router = contractRouter(licenseValidation);
   router.onError(localizeFailure);
   const tag = 'License API';
@@ -109,8 +109,8 @@ export function licenseRoutes({ redis, config }: Services) {
   // Every validation counts against the key's owner and the client address, so codes cannot be guessed by volume.
   const prefix = `${config.BULLMQ_PREFIX}:license-validations`;
   const window = config.LICENSE_VALIDATION_WINDOW_SECONDS;
-  const perKey = createLimiter(redis, `${prefix}:key`, config.LICENSE_VALIDATIONS_PER_KEY, window);
-  const perAddress = createLimiter(redis, `${prefix}:ip`, config.LICENSE_VALIDATIONS_PER_IP, window);
+  const perKey = limiter(`${prefix}:key`, config.LICENSE_VALIDATIONS_PER_KEY, window);
+  const perAddress = limiter(`${prefix}:ip`, config.LICENSE_VALIDATIONS_PER_IP, window);
   const limited: MiddlewareHandler<AppEnv> = async (c, next) => {
     const wait = await consumeAll([
       [perKey, String(owner(c).id)],

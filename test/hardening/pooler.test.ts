@@ -1,0 +1,122 @@
+/**
+ * Through a real PgBouncer in transaction mode (C21): a transaction whose COMMIT did not commit is never reported
+ * as committed, and with DATABASE_PREPARED_STATEMENTS=false the service works there unchanged.
+ */
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrateDatabase } from '../../src/db/migrate.js';
+import { createCard } from '../helpers/fixtures.js';
+import { createTestDatabase, startTestApp, type TestApp } from '../helpers/harness.js';
+import { checkInvariants, NO_VIOLATIONS, violations } from '../helpers/invariants.js';
+import { startPgBouncer, type PgBouncer } from '../helpers/pgbouncer.js';
+import { createBuyer, placeCardOrder, stockCodes, waitFor } from '../workers/support.js';
+
+let bouncer: PgBouncer;
+let database: Awaited<ReturnType<typeof createTestDatabase>>;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  const server = new URL(database.url);
+  // A small pool: concurrent transactions share few server connections, as under load in production.
+  bouncer = await startPgBouncer({ host: server.hostname, port: Number(server.port) }, { poolSize: 4 });
+});
+afterAll(async () => {
+  await bouncer?.stop();
+  await database?.drop();
+});
+
+describe('a transaction pooler between the service and PostgreSQL', () => {
+  it('a COMMIT answered ROLLBACK is an error: every transaction reported committed left its row, and only those', async () => {
+    // The driver's default, named statements, is what loses work here: a transaction's statement named on one
+    // server connection fails on another (26000), the driver retries it inside the aborted transaction, and
+    // PostgreSQL answers its COMMIT with ROLLBACK and no error.
+    const sql = postgres(bouncer.through(database.url), { max: 16, prepare: true, onnotice: () => {} });
+    try {
+      await sql`create table pooled (n int primary key)`;
+      const outcomes = await Promise.all(
+        Array.from({ length: 300 }, (_, n) =>
+          sql
+            .begin(async (tx) => {
+              await tx`insert into pooled (n) values (${n})`;
+              await tx`select count(*) from pooled where n = ${n}`;
+            })
+            .then(
+              () => ({ n, committed: true, code: null }),
+              (err: { code?: string }) => ({ n, committed: false, code: err.code ?? null }),
+            ),
+        ),
+      );
+      const rows = new Set((await sql<{ n: number }[]>`select n from pooled`).map((r) => r.n));
+      const reportedButMissing = outcomes.filter((o) => o.committed && !rows.has(o.n)).length;
+      const storedButFailed = outcomes.filter((o) => !o.committed && rows.has(o.n)).length;
+      expect({ reportedButMissing, storedButFailed }).toEqual({ reportedButMissing: 0, storedButFailed: 0 });
+      // The hazard was there: some transactions did not commit, and said so.
+      const failures = outcomes.filter((o) => !o.committed);
+      expect(failures.length).toBeGreaterThan(0);
+      expect(new Set(failures.map((f) => f.code))).toSatisfy((codes: Set<string | null>) =>
+        [...codes].every((code) => code === '26000' || code === 'COMMIT_ROLLED_BACK'),
+      );
+    } finally {
+      await sql.end({ timeout: 5 });
+    }
+  });
+
+  it('migrations through the pooler hold their lock in a transaction: two at once both succeed', async () => {
+    const fresh = await createEmptyDatabase();
+    try {
+      await Promise.all([migrateDatabase(bouncer.through(fresh.url)), migrateDatabase(bouncer.through(fresh.url))]);
+      const sql = postgres(fresh.url, { max: 1, onnotice: () => {} });
+      const [row] = await sql<{ tables: boolean }[]>`select to_regclass('public.orders') is not null as tables`;
+      await sql.end({ timeout: 5 });
+      expect(row!.tables).toBe(true);
+    } finally {
+      await fresh.drop();
+    }
+  });
+});
+
+describe('the service behind PgBouncer with DATABASE_PREPARED_STATEMENTS=false', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp({ workers: true, env: { DATABASE_PREPARED_STATEMENTS: 'false' }, serviceDatabaseUrl: (url) => bouncer.through(url) });
+  });
+  afterAll(() => app?.close());
+
+  it('places and fulfils concurrent orders with no error and every invariant held', async () => {
+    const card = await createCard(app.services.db, { services: [{ price: '1.00' }, { price: '2.00' }] });
+    const [a, b] = card.services.map((s) => s.id) as [number, number];
+    await stockCodes(app, a, 120);
+    await stockCodes(app, b, 20);
+    const buyers = await Promise.all(Array.from({ length: 6 }, () => createBuyer(app, '500.00')));
+    // Order lists (statements built once) and transactions (fulfilment, restock) all pass through the pooler.
+    const utrs = await Promise.all(Array.from({ length: 120 }, (_, i) => placeCardOrder(buyers[i % buyers.length]!, [[i % 3 ? a : b, 1]])));
+    await waitFor(
+      'every order to move on',
+      async () => {
+        const [row] = await app.services.sql<{ waiting: number }[]>`select count(*)::int as waiting from orders where status = 0`;
+        return row!.waiting === 0;
+      },
+      60_000,
+    );
+    for (const buyer of buyers) expect((await buyer.api.get('/api/get-card/orders?per_page=100')).status).toBe(200);
+    expect(violations(await checkInvariants(app.services.sql, utrs))).toEqual(NO_VIOLATIONS);
+  });
+});
+
+/** A database with no tables yet, for migrations to create. */
+async function createEmptyDatabase() {
+  const server = new URL(database.url);
+  const name = `topup_pooled_${Math.random().toString(36).slice(2, 10)}`;
+  server.pathname = '/postgres';
+  const admin = postgres(server.toString(), { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database "${name}"`);
+  const url = new URL(server);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      await admin.unsafe(`drop database if exists "${name}" with (force)`);
+      await admin.end({ timeout: 5 });
+    },
+  };
+}

@@ -3,8 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // The fault suite has its own command (npm run test:faults, vitest.faults.config.ts).
-    exclude: ['test/faults/**', 'node_modules/**'],
+    // The fault suite and the topology suite have their own commands (npm run test:faults, npm run test:topology).
+    exclude: ['test/faults/**', 'test/topology/**', 'node_modules/**'],
     globalSetup: ['test/helpers/global-setup.ts'],
     pool: 'forks',
     testTimeout: 30_000,

@@ -66,14 +66,21 @@ const DEPENDENCY_DOWN = new Set([
   '57P01',
   '57P02',
   '57P03',
+  // read_only_sql_transaction: a write reached a standby (a failover under way)
+  '25006',
+  // A transaction PostgreSQL rolled back at COMMIT (postgres.js patch): nothing was written, it may be sent again.
+  'COMMIT_ROLLED_BACK',
 ]);
 
-/** Connection failures to PostgreSQL or Redis answer 503 rather than 500 (C2), wherever they sit in the cause chain. */
+/**
+ * Connection failures to PostgreSQL or Redis answer 503 rather than 500 (C2), wherever they sit in the cause chain.
+ * SQLSTATE class 08 (connection exception) is how a pooler such as PgBouncer reports a server it lost or cannot reach.
+ */
 export function isDependencyDown(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; e && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
     const code = (e as { code?: string }).code ?? '';
     const message = e instanceof Error ? e.message : '';
-    if (DEPENDENCY_DOWN.has(code) || /Connection is closed|Stream isn't writeable/.test(message)) return true;
+    if (DEPENDENCY_DOWN.has(code) || /^08[0-9A-Z]{3}$/.test(code) || /Connection is closed|Stream isn't writeable/.test(message)) return true;
   }
   return false;
 }

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { z } from 'zod';
 import type { Services } from '../src/services.js';
@@ -9,6 +10,8 @@ import { connectRedis } from '../src/lib/redis.js';
  * once, so a stop never waits on an unreachable Redis (a job cut short is retried: handlers are idempotent).
  */
 export type RunningWorker = { close: () => Promise<void>; release: () => Promise<void> };
+
+const WORKER_NAME = `${hostname()}:${process.pid}`;
 
 /** The longest wait between two checks for stalled jobs (one small script per queue and worker process). */
 export const STALLED_CHECK_MS = 5000;
@@ -72,6 +75,8 @@ export function startQueueWorker<Data, Result>(
       connection,
       prefix: config.BULLMQ_PREFIX,
       concurrency,
+      // Stored on every job it takes (`processedBy`, shown by the dashboard): which host and process ran it.
+      name: WORKER_NAME,
       // A worker killed mid-job leaves the job locked; another takes it over once the lock has lapsed and the
       // next check for stalled jobs has seen it: within JOB_LOCK_SECONDS plus at most STALLED_CHECK_MS.
       lockDuration: config.JOB_LOCK_SECONDS * 1000,

@@ -51,10 +51,21 @@ export function builtOnce<T>(build: (db: Db) => T): (db: Db) => T {
   };
 }
 
+/**
+ * Driver options that hold behind a transaction pooler: no named statements, and one query at a time per connection
+ * (PgBouncer 1.18 hands the server connection to another client at the first ReadyForQuery, so a query pipelined
+ * behind one that failed hangs or reads another client's answers: pgbouncer/pgbouncer#759). `max_pipeline` is a
+ * driver option its type declarations leave out.
+ */
+export const poolerSafe = (safe: boolean) => ({ prepare: !safe, ...({ max_pipeline: safe ? 0 : 100 } as object) });
+
 export type ConnectOptions = {
   /** Connections in the pool. */
   max?: number;
-  /** Named server-side statements (DATABASE_PREPARED_STATEMENTS); off behind a transaction pooler (C21). */
+  /**
+   * Named server-side statements and pipelined queries (DATABASE_PREPARED_STATEMENTS); both off behind a
+   * transaction pooler (C21).
+   */
   prepare?: boolean;
   /** Tells the processes apart in pg_stat_activity. */
   applicationName?: string;
@@ -68,7 +79,7 @@ export type ConnectOptions = {
 export function connectDatabase(url: string, { max = 16, prepare = true, applicationName = 'topup-store' }: ConnectOptions = {}): Database {
   const sql = postgres(url, {
     max,
-    prepare,
+    ...poolerSafe(!prepare),
     onnotice: () => {},
     // While PostgreSQL is away, requests fail (503) within seconds instead of queueing for half a minute.
     connect_timeout: 5,

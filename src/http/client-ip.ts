@@ -3,19 +3,27 @@ import type { Context } from 'hono';
 import type { Services } from '../services.js';
 import type { AppEnv } from './context.js';
 
+/**
+ * What the load balancer in front said in an `X-Forwarded-*` header: its last entry. A balancer appends to (or
+ * replaces) what the client sent, so earlier entries are the client's own words. Only read with TRUST_PROXY.
+ */
+export const forwarded = (c: Context<AppEnv>, header: 'x-forwarded-for' | 'x-forwarded-proto' | 'x-forwarded-host') =>
+  c.req.header(header)?.split(',').at(-1)?.trim() || undefined;
+
 /** Processes already told that X-Forwarded-For arrives while TRUST_PROXY is off. */
 const warned = new WeakSet<Services>();
 
 /**
- * The caller's address: the socket peer, or the first X-Forwarded-For hop when TRUST_PROXY=true.
- * Behind a proxy without TRUST_PROXY every client shares the proxy's address (and its failed-login
- * allowance, C3), so the first forwarded request says so in the log.
+ * The caller's address: the socket peer, or, when TRUST_PROXY=true, the last X-Forwarded-For entry: the address
+ * the load balancer in front appended. Earlier entries are whatever the client sent, so a client cannot pick a
+ * fresh address for each failed login. Behind a proxy without TRUST_PROXY every client shares the proxy's address
+ * (and its failed-login allowance, C3), so the first forwarded request says so in the log.
  */
 export function clientIp(c: Context<AppEnv>): string {
   const { config, logger } = c.var.services;
-  const forwarded = c.req.header('x-forwarded-for')?.split(',')[0]?.trim();
-  if (config.TRUST_PROXY && forwarded) return forwarded;
-  if (forwarded && !warned.has(c.var.services)) {
+  const address = forwarded(c, 'x-forwarded-for');
+  if (config.TRUST_PROXY && address) return address;
+  if (address && !warned.has(c.var.services)) {
     warned.add(c.var.services);
     logger.warn('requests carry X-Forwarded-For but TRUST_PROXY is off: every client counts as the proxy address');
   }

@@ -1,4 +1,5 @@
 import type { Context } from 'hono';
+import { forwarded } from './client-ip.js';
 import type { AppEnv } from './context.js';
 
 /** Absolute base URL of this server as the client reached it (or PUBLIC_BASE_URL), without a trailing slash. */
@@ -7,8 +8,8 @@ export function baseUrl(c: Context<AppEnv>): string {
   if (config.PUBLIC_BASE_URL) return config.PUBLIC_BASE_URL.replace(/\/+$/, '');
   const url = new URL(c.req.url);
   if (config.TRUST_PROXY) {
-    const proto = c.req.header('x-forwarded-proto')?.split(',')[0]?.trim();
-    const host = c.req.header('x-forwarded-host')?.split(',')[0]?.trim();
+    const proto = forwarded(c, 'x-forwarded-proto');
+    const host = forwarded(c, 'x-forwarded-host');
     if (proto) url.protocol = `${proto}:`;
     if (host) url.host = host;
   }

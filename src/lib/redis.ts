@@ -96,10 +96,26 @@ export function connectRedis(target: RedisTarget, role: RedisRole): RedisClient 
     // A master that died is replaced by its replica within the cluster's node timeout: commands wait for
     // that (16 redirections × 300 ms) rather than failing at the first closed connection.
     retryDelayOnFailover: 300,
+    // Invalidations use sharded pub/sub here (see publishTo): one subscriber connection per shard, at the master
+    // that owns the channel's slot.
+    ...(role === 'subscriber' ? { shardedSubscribers: true } : {}),
     ...(role === 'probe' ? { clusterRetryStrategy: () => null } : {}),
   };
   return new Cluster(target.nodes, clusterOptions);
 }
+
+/**
+ * Pub/sub that delivers before the publisher hears back, on every topology. On a cluster, a classic PUBLISH reaches
+ * subscribers on other nodes later, over the cluster bus; a sharded one (SPUBLISH, Redis 7) goes to the master of
+ * the channel's slot, which serves its subscribers first, as a single server does. Channels carry the prefix's
+ * hash tag, so all of a store's channels share the queues' slot.
+ */
+export const pubSub = {
+  subscribe: (client: RedisClient, channel: string) => (client.isCluster ? client.ssubscribe(channel) : client.subscribe(channel)),
+  publish: (client: RedisClient, channel: string, message: string) =>
+    client.isCluster ? client.spublish(channel, message) : client.publish(channel, message),
+  onMessage: (client: RedisClient, listener: (channel: string) => void) => client.on(client.isCluster ? 'smessage' : 'message', listener),
+};
 
 /**
  * Proves that writes work where `prefix`'s keys live: a read-only replica answers READONLY, a sentinel knows

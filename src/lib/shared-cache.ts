@@ -1,10 +1,10 @@
-import type { RedisClient } from './redis.js';
+import { pubSub, type RedisClient } from './redis.js';
 
 const MAX_ENTRIES = 5000;
 
 /**
  * An in-process read cache whose entries live at most `ttlMs` and are dropped in every process
- * when any process calls invalidate() (Redis pub/sub). While the subscription is not live, a
+ * when any process calls invalidate() (Redis pub/sub, sharded on a cluster). While the subscription is not live, a
  * missed invalidation could go unnoticed, so the cache is bypassed rather than trusted.
  */
 export class SharedCache {
@@ -16,10 +16,10 @@ export class SharedCache {
     private readonly channel: string,
     private readonly ttlMs: number,
   ) {
-    subscriber.on('message', (from) => from === channel && this.entries.clear());
+    pubSub.onMessage(subscriber, (from) => from === channel && this.entries.clear());
     // Reconnects re-subscribe by themselves; anything cached before the gap may be stale.
     subscriber.on('ready', () => this.entries.clear());
-    subscriber.subscribe(channel).catch(() => {});
+    pubSub.subscribe(subscriber, channel).catch(() => {});
   }
 
   private get live(): boolean {
@@ -43,7 +43,7 @@ export class SharedCache {
   /** Drops every entry here and, through Redis, in every other process. */
   async invalidate(): Promise<void> {
     this.entries.clear();
-    await this.publisher.publish(this.channel, 'invalidate').catch(() => {});
+    await pubSub.publish(this.publisher, this.channel, 'invalidate').catch(() => {});
   }
 
   close(): void {

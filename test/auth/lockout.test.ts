@@ -36,6 +36,14 @@ describe('failed token exchanges (C3)', () => {
     await expectJson(await exchange('198.51.100.21', victim.publicKey, victim.secretKey), 200);
   });
 
+  it('the address is the one the load balancer appended: a client cannot pick a fresh one by sending X-Forwarded-For', async () => {
+    const victim = await createTestAccount(app);
+    // A balancer appends the address it saw to whatever the client sent: only that last entry is the client's.
+    for (let i = 0; i < 50; i++) await exchange(`10.9.${i}.1, 203.0.113.60`, `pk_guess_${i}`, 'sk_wrong');
+    expect(await expectFailure(await exchange('10.9.99.1, 203.0.113.60', victim.publicKey, victim.secretKey), 429)).toMatch(/Too many/);
+    await expectJson(await exchange('203.0.113.60, 198.51.100.22', victim.publicKey, victim.secretKey), 200);
+  });
+
   it('limiter keys in Redis hold digests, never a header value', async () => {
     const owner = await createTestAccount(app);
     // A secret pasted into the wrong header, and a forwarded address: neither may appear in a Redis key.

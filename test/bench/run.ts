@@ -108,6 +108,7 @@ async function measureService(report: Report, { sql }: Database, { catalog, many
   await waitForWorkers(1, service);
   let secondWorker: Child | null = null;
   let secondApi: Child | null = null;
+  let unnamedApi: Child | null = null;
   const target: Target = {
     baseUrl: `http://127.0.0.1:${port}`,
     seconds: size.seconds,
@@ -118,6 +119,7 @@ async function measureService(report: Report, { sql }: Database, { catalog, many
       'its worker process': childOf(service.process.pid),
       'worker-2': secondWorker?.process.pid,
       'api-2': secondApi?.process.pid,
+      'api-unnamed-statements': unnamedApi?.process.pid,
     }),
     ensureRunning: () => {
       service.ensureRunning();
@@ -186,6 +188,19 @@ async function measureService(report: Report, { sql }: Database, { catalog, many
   await drain(target);
   report.add('scale.read.top-up-details.1-api', await measureHttp(target, read['top-up-details']), 'read.top-up-details');
   report.add('scale.read.top-up-details.2-api', await measureHttpAcross(target, urls, read['top-up-details']), 'scale.read.top-up-details.1-api');
+
+  step('behind a transaction pooler (C21): an API process with DATABASE_PREPARED_STATEMENTS=false, the same load');
+  const unnamedPort = await freePort();
+  const unnamed = spawnTs('src/main.ts', { ...serviceEnv, PORT: String(unnamedPort), RUN_WORKERS: 'false', DATABASE_PREPARED_STATEMENTS: 'false' });
+  cleanups.push(() => unnamed.stop());
+  await waitForHttp(`http://127.0.0.1:${unnamedPort}/health`, unnamed);
+  unnamedApi = unnamed;
+  const unnamedUrl = [`http://127.0.0.1:${unnamedPort}`];
+  report.add('pooler.placement.card', await measureHttpAcross(target, unnamedUrl, cardOrders(catalog, tokens)), 'scale.placement.card.1-api');
+  await drain(target);
+  report.add('pooler.read.top-up-details', await measureHttpAcross(target, unnamedUrl, read['top-up-details']), 'scale.read.top-up-details.1-api');
+  await unnamed.stop();
+  unnamedApi = null;
 
   // Autocannon abandons its last in-flight requests: let the services finish them before SIGTERM.
   await sleep(2000);

@@ -4,11 +4,13 @@
  */
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectDatabase, type Sql } from '../../src/db/client.js';
 import { migrateDatabase } from '../../src/db/migrate.js';
 import { createCard } from '../helpers/fixtures.js';
 import { createTestDatabase, startTestApp, type TestApp } from '../helpers/harness.js';
 import { checkInvariants, NO_VIOLATIONS, violations } from '../helpers/invariants.js';
 import { startPgBouncer, type PgBouncer } from '../helpers/pgbouncer.js';
+import { sleep } from '../helpers/processes.js';
 import { createBuyer, placeCardOrder, stockCodes, waitFor } from '../workers/support.js';
 
 let bouncer: PgBouncer;
@@ -58,6 +60,36 @@ describe('a transaction pooler between the service and PostgreSQL', () => {
       );
     } finally {
       await sql.end({ timeout: 5 });
+    }
+  });
+
+  it('with DATABASE_PREPARED_STATEMENTS=false, a failing query does not derail the queries sent after it on its connection', async () => {
+    // PgBouncer gives the server connection away at the first ReadyForQuery; a query the driver had pipelined
+    // behind a failing one was left without its answer (the connection hung) or read another client's.
+    const clients = Array.from({ length: 6 }, () => connectDatabase(bouncer.through(database.url), { max: 1, prepare: false }));
+    try {
+      const rounds = (sql: Sql, client: number) =>
+        (async () => {
+          const wrong: string[] = [];
+          for (let round = 0; round < 25; round++) {
+            await Promise.all([
+              sql`select 1/0`.catch((err: { code?: string }) => err.code === '22012' || wrong.push(`division answered ${err.code}`)),
+              sql`select ${new Date().toISOString()}::timestamptz as at`,
+              ...[1, 2, 3].map(async (k) => {
+                const n = client * 1000 + round * 10 + k;
+                const [row] = await sql<{ n: number }[]>`select ${n}::int as n`;
+                if (row!.n !== n) wrong.push(`asked ${n}, read ${row!.n}`);
+              }),
+            ]);
+          }
+          return wrong;
+        })();
+      const all = Promise.all(clients.map((c, i) => rounds(c.sql, i)));
+      const outcome = await Promise.race([all, sleep(20_000).then(() => 'hung' as const)]);
+      expect(outcome).not.toBe('hung');
+      expect((outcome as string[][]).flat()).toEqual([]);
+    } finally {
+      await Promise.all(clients.map((c) => c.close(Date.now() + 1000)));
     }
   });
 

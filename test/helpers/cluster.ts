@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { freePort, runEntry, waitForHttp, type Run } from './processes.js';
+import { freePort, runEntry, runWorkerProcess, waitForHttp, type Run } from './processes.js';
 
 /**
  * The service as it runs in production, each part its own process: one API process (no workers inside)
@@ -49,11 +49,8 @@ export async function startCluster(options: {
   };
   const workers: Run[] = [];
   const startWorker = async () => {
-    // A worker process serves its metrics once its start (database and Redis checks) is behind it.
-    const metricsPort = await freePort();
-    const worker = runEntry('workers/main.ts', { ...env, WORKER_METRICS_PORT: String(metricsPort) });
+    const worker = await runWorkerProcess(env);
     workers.push(worker);
-    await waitForHttp(`http://127.0.0.1:${metricsPort}/metrics`, worker);
     return worker;
   };
   const apis = [await startApi()];

@@ -106,3 +106,14 @@ export function runEntry(
   );
   return { ...supervise(child, file, () => stderr.slice(-4000)), stdout: () => stdout, stderr: () => stderr, exit };
 }
+
+/**
+ * `npm run worker` in its own process, resolved once it is ready: a worker process serves its metrics (on a spare
+ * port) once its start, database and Redis checks, is behind it.
+ */
+export async function runWorkerProcess(env: Record<string, string>): Promise<Run> {
+  const metricsPort = await freePort();
+  const worker = runEntry('workers/main.ts', { ...env, WORKER_METRICS_PORT: String(metricsPort) });
+  await waitForHttp(`http://127.0.0.1:${metricsPort}/metrics`, worker);
+  return worker;
+}

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { command, freePort, sleep, waitForPort } from './system.js';
+import { command, freePort, until, waitForPort } from './system.js';
 
 /** One redis-server in the foreground, so the test can kill it (SIGKILL) like a crash. */
 type Node = { port: number; process: ChildProcess; kill: () => Promise<void> };
@@ -45,14 +45,6 @@ async function onNode<T>(port: number, work: (redis: Redis) => Promise<T>, passw
 const info = (port: number, section: string, password?: string) => onNode(port, (r) => r.info(section), password);
 const field = (text: string, name: string) => new RegExp(`^${name}:(.*)$`, 'm').exec(text)?.[1]?.trim();
 
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
-
 export type RedisClusterSet = {
   /** `REDIS_CLUSTER_NODES` for the service: every node's address. */
   nodes: string;
@@ -61,8 +53,11 @@ export type RedisClusterSet = {
   ports: number[];
   /** The port of the master now serving the slot of `key`. */
   masterOf: (key: string) => Promise<number>;
-  /** Kills a master like a crash (SIGKILL); resolves once its replica has taken over its slots. */
-  killMaster: (port: number) => Promise<{ replacedBy: number }>;
+  /**
+   * Kills a master like a crash (SIGKILL), calls `killed` the moment it is dead, and resolves once its replica has
+   * taken over its slots.
+   */
+  killMaster: (port: number, killed?: () => void) => Promise<{ replacedBy: number }>;
   stop: () => Promise<void>;
 };
 
@@ -78,6 +73,7 @@ export async function startRedisCluster({ masters = 3, nodeTimeoutMs = 2000 } = 
     ports.map((port) =>
       startNode(dir, port, [
         '--cluster-enabled', 'yes',
+        '--cluster-port', String(port + CLUSTER_BUS_OFFSET),
         '--cluster-config-file', join(dir, `nodes-${port}.conf`),
         '--cluster-node-timeout', String(nodeTimeoutMs),
         '--requirepass', password,
@@ -98,8 +94,7 @@ export async function startRedisCluster({ masters = 3, nodeTimeoutMs = 2000 } = 
     (await Promise.all(ports.map(async (port) => (await healthy(port)) && (await synced(port))))).every(Boolean),
   );
   const living = () => nodes.filter((n) => n.process.exitCode === null && n.process.signalCode === null);
-  const slotOwner = async (key: string) => {
-    const slot = (await onNode(living()[0]!.port, (r) => r.call('cluster', 'keyslot', key), password)) as number;
+  const slotOwner = async (slot: number) => {
     const shards = (await onNode(living()[0]!.port, (r) => r.call('cluster', 'slots'), password)) as Array<[number, number, [string, number]]>;
     const owner = shards.find(([from, to]) => slot >= from && slot <= to);
     if (!owner) throw new Error(`no master serves slot ${slot}`);
@@ -109,14 +104,15 @@ export async function startRedisCluster({ masters = 3, nodeTimeoutMs = 2000 } = 
     nodes: ports.map((p) => `127.0.0.1:${p}`).join(','),
     password,
     ports,
-    masterOf: slotOwner,
-    killMaster: async (port) => {
+    masterOf: async (key) => slotOwner((await onNode(living()[0]!.port, (r) => r.call('cluster', 'keyslot', key), password)) as number),
+    killMaster: async (port, killed = () => {}) => {
       const node = nodes.find((n) => n.port === port)!;
-      const key = await anyKeyServedBy(port, password);
+      const slot = await firstSlotOf(port, password);
       await node.kill();
+      killed();
       let replacedBy = port;
       await until(`a replica to take over from the master on ${port}`, async () => {
-        replacedBy = await slotOwner(key);
+        replacedBy = await slotOwner(slot);
         return replacedBy !== port && (await Promise.all(living().map((n) => healthy(n.port)))).every(Boolean);
       });
       return { replacedBy };
@@ -128,18 +124,10 @@ export async function startRedisCluster({ masters = 3, nodeTimeoutMs = 2000 } = 
   };
 }
 
-/** A key whose slot the master on `port` serves (to follow those slots through a failover). */
-async function anyKeyServedBy(port: number, password: string): Promise<string> {
+/** The first slot the master on `port` serves (to follow its slots through a failover). */
+async function firstSlotOf(port: number, password: string): Promise<number> {
   const shards = (await onNode(port, (r) => r.call('cluster', 'slots'), password)) as Array<[number, number, [string, number]]>;
-  const [from] = shards.find((s) => s[2][1] === port)!;
-  return onNode(port, (r) => r.call('cluster', 'getkeysinslot', from, 1) as Promise<string[]>, password).then(async (keys) => {
-    if (keys[0]) return keys[0];
-    // No key lives there yet: find a name that hashes to that slot.
-    for (let i = 0; ; i++) {
-      const candidate = `probe-${i}`;
-      if (((await onNode(port, (r) => r.call('cluster', 'keyslot', candidate), password)) as number) === from) return candidate;
-    }
-  });
+  return shards.find((s) => s[2][1] === port)![0];
 }
 
 export type RedisSentinelSet = {
@@ -226,15 +214,19 @@ export async function startRedisSentinels({ downAfterMs = 1000 } = {}): Promise<
   };
 }
 
+/** Where a cluster node's bus listens: its port plus this, set with `--cluster-port`. */
+const CLUSTER_BUS_OFFSET = 6000;
+
 /**
- * `count` spare ports, none the same. A cluster node also listens on its port + 10000 (the cluster bus), so with
- * `withClusterBus` both must be free and below 65536.
+ * `count` spare ports, none the same. A cluster node also listens on its cluster bus port, so with
+ * `withClusterBus` both must be free, and both below the kernel's ephemeral range (32768 and up), where an outgoing
+ * connection could take one between this check and the node's start.
  */
 async function distinctPorts(count: number, { withClusterBus = false } = {}): Promise<number[]> {
   const ports = new Set<number>();
   while (ports.size < count) {
-    const port = withClusterBus ? 20_000 + Math.floor(Math.random() * 10_000) : await freePort();
-    if (ports.has(port) || (withClusterBus && !((await portFree(port)) && (await portFree(port + 10_000))))) continue;
+    const port = withClusterBus ? 20_000 + Math.floor(Math.random() * 6000) : await freePort();
+    if (ports.has(port) || (withClusterBus && !((await portFree(port)) && (await portFree(port + CLUSTER_BUS_OFFSET))))) continue;
     ports.add(port);
   }
   return [...ports];

@@ -83,3 +83,12 @@ export async function gone(pid: number, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (alive(pid) && Date.now() < deadline) await sleep(50);
 }
+
+/** Waits until `check` resolves true (a rejection counts as not yet), failing after `timeoutMs` naming `what`. */
+export async function until(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check().catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}

@@ -53,8 +53,7 @@ export async function openStore(front: StoreFront, db: Database['db'], { buyers 
  * `transportErrors`: requests without an answer (connection refused or reset, or none within 20 s), of which
  * `connectionFailures` were refused or cut off rather than left unanswered;
  * `unexpected`: the first few answers other than 200, 409 and 503 (502 too, behind a load balancer), with their
- * request, for a failing test's message; `samples`: the first few distinct bodies of each answer other than 200 (under 0, why requests got none);
- * `placedAt`: when each accepted order's request was first sent (epoch ms).
+ * request, for a failing test's message; `samples`: the first few distinct bodies of each answer other than 200 (under 0, why requests got none).
  */
 export type LoadResult = {
   accepted: string[];
@@ -63,7 +62,6 @@ export type LoadResult = {
   transportErrors: number;
   connectionFailures: number;
   unexpected: string[];
-  placedAt: Map<string, number>;
 };
 
 export type LoadOptions = {
@@ -89,9 +87,13 @@ export async function placeOrders(
   concurrency = 16,
   { retries = 0, signal, onAccepted }: LoadOptions = {},
 ): Promise<LoadResult> {
-  const result: LoadResult = { accepted: [], statuses: {}, samples: {}, transportErrors: 0, connectionFailures: 0, unexpected: [], placedAt: new Map() };
+  const result: LoadResult = { accepted: [], statuses: {}, samples: {}, transportErrors: 0, connectionFailures: 0, unexpected: [] };
   const expected = retries > 0 ? [200, 409, 502, 503] : [200, 409, 503];
   let next = 0;
+  const sample = (status: number, text: string) => {
+    const seen = (result.samples[status] ??= []);
+    if (seen.length < 3 && !seen.includes(text)) seen.push(text);
+  };
   const run = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
   const one = async (i: number) => {
     const token = store.tokens[i % store.tokens.length]!;
@@ -121,23 +123,19 @@ export async function placeOrders(
         if (response.status === 200) {
           const body = JSON.parse(text) as { message: { utr?: string } | string };
           const utr = typeof body.message === 'string' ? /order number is (\w+)/.exec(body.message)?.[1] : body.message.utr;
-          if (utr && !result.placedAt.has(utr)) {
+          // An order's first 200 ends its attempts, so each utr comes once.
+          if (utr) {
             result.accepted.push(utr);
-            result.placedAt.set(utr, sentAt);
             onAccepted?.(utr, sentAt);
           }
-        }
-        if (response.status !== 200) {
-          const seen = (result.samples[response.status] ??= []);
-          if (seen.length < 3 && !seen.includes(text.slice(0, 300))) seen.push(text.slice(0, 300));
+        } else {
+          sample(response.status, text.slice(0, 300));
         }
         if (response.status !== 502 && response.status !== 503) return;
       } catch (err) {
         result.transportErrors += 1;
         if ((err as Error).name !== 'TimeoutError') result.connectionFailures += 1;
-        const seen = (result.samples[0] ??= []);
-        const why = `${(err as Error).message} ${String((err as Error).cause ?? '')}`;
-        if (seen.length < 3 && !seen.includes(why)) seen.push(why);
+        sample(0, `${(err as Error).message} ${String((err as Error).cause ?? '')}`);
       }
     }
   };

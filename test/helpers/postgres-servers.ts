@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { appendFile } from 'node:fs/promises';
 import postgres from 'postgres';
-import { freePort, postgresUserDir, runAsPostgres, sleep } from './system.js';
+import { freePort, postgresUserDir, runAsPostgres, until } from './system.js';
 
 const BIN = '/usr/lib/postgresql/15/bin';
 
@@ -23,15 +23,18 @@ export type PostgresPair = {
 
 /** Waits until `check` holds on the server at `port` (a fresh connection each time). */
 async function untilServer(port: number, what: string, check: (sql: postgres.Sql) => Promise<boolean>, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const sql = postgres({ host: '127.0.0.1', port, user: 'postgres', database: 'postgres', max: 1, connect_timeout: 2, onnotice: () => {} });
-    const ok = await check(sql).catch(() => false);
-    await sql.end({ timeout: 1 });
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} on port ${port}`);
-    await sleep(100);
-  }
+  await until(
+    `${what} on port ${port}`,
+    async () => {
+      const sql = postgres({ host: '127.0.0.1', port, user: 'postgres', database: 'postgres', max: 1, connect_timeout: 2, onnotice: () => {} });
+      try {
+        return await check(sql);
+      } finally {
+        await sql.end({ timeout: 1 });
+      }
+    },
+    timeoutMs,
+  );
 }
 
 /**

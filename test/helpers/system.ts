@@ -84,11 +84,18 @@ export async function gone(pid: number, timeoutMs = 10_000): Promise<void> {
   while (alive(pid) && Date.now() < deadline) await sleep(50);
 }
 
-/** Waits until `check` resolves true (a rejection counts as not yet), failing after `timeoutMs` naming `what`. */
-export async function until(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+/** Polls `probe` until it returns something truthy; fails after `timeoutMs`. */
+export async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 20_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
-  while (!(await check().catch(() => false))) {
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
+    await sleep(50);
   }
+}
+
+/** `waitFor` for a check that rejects while what it waits for is not there yet: a rejection counts as not yet. */
+export async function until(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  await waitFor(what, () => check().catch(() => false), timeoutMs);
 }

@@ -5,17 +5,9 @@ import type { DbOrTx } from '../../src/db/client.js';
 import { addCodes } from '../../src/modules/inventory/service.js';
 import { client, createTestAccount, expectJson, tokenFor } from '../helpers/api.js';
 import type { TestApp } from '../helpers/harness.js';
+import { waitFor } from '../helpers/system.js';
 
-/** Polls `probe` until it returns something truthy; fails after `timeoutMs`. */
-export async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+export { waitFor };
 
 export type Buyer = { accountId: number; api: ReturnType<typeof client> };
 

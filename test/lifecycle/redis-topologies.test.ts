@@ -94,6 +94,15 @@ function servesTheStore(app: () => TestApp) {
     expect(await expectJson(await app().request('/ready'), 200)).toEqual({ status: 'ready', postgres: 'up', redis: 'up' });
   });
 
+  it('the queue dashboard and /metrics read the queues there', async () => {
+    const auth = { Authorization: `Basic ${Buffer.from(`operator:${app().adminToken}`).toString('base64')}` };
+    const dashboard = await expectJson(await app().request('/admin/queues/api/queues', { headers: auth }), 200);
+    const queues = (dashboard as { queues: Array<{ name: string }> }).queues.map((q) => q.name);
+    expect(queues).toEqual(expect.arrayContaining(app().services.queues.all.map((q) => q.name)));
+    const metrics = await (await app().request('/metrics')).text();
+    for (const queue of app().services.queues.all) expect(metrics).toContain(`queue_jobs{queue="${queue.name}",state="waiting"}`);
+  });
+
   it('counts failed token exchanges in Redis, never in process memory', async () => {
     for (let i = 0; i < 3; i++) {
       const response = await app().request('/api/generate/authorization-token', { method: 'POST', headers: { PublicKey: 'pk_nobody', SecretKey: 'sk_wrong' } });
@@ -126,6 +135,24 @@ describe('the service on a Redis Cluster (REDIS_CLUSTER_NODES)', () => {
   });
   afterAll(() => app?.close());
   servesTheStore(() => app);
+});
+
+describe('a rate limit while Redis is unreachable', () => {
+  it('is decided in process memory, never silently: each decision counts in rate_limit_fallbacks_total', async () => {
+    const app = await startTestApp();
+    // The same service, pointed at a Redis that is not there (nothing listens on port 1).
+    const services = createServices({ ...app.services.config, redis: { kind: 'server', url: 'redis://127.0.0.1:1' } });
+    try {
+      const limiter = services.limiter('fallback-probe', 2, 60);
+      await limiter.consume('client');
+      await limiter.consume('client');
+      await expect(limiter.consume('client')).rejects.toMatchObject({ remainingPoints: 0 });
+      expect(await services.metrics.render()).toMatch(/^rate_limit_fallbacks_total 3$/m);
+    } finally {
+      await services.close(Date.now() + 1000);
+      await app.close();
+    }
+  });
 });
 
 describe('the service through Redis Sentinel (REDIS_SENTINELS)', () => {

@@ -36,6 +36,12 @@ describe('a problem at start is one line naming the variable (C20)', () => {
     expect(line).toBe(`DATABASE_URL: cannot connect to 127.0.0.1:${port} (connection refused)`);
   });
 
+  it('migrations go to DATABASE_MIGRATION_URL when it is set, and its failure names it (C21)', async () => {
+    const port = await freePort();
+    const line = await failsWithOneLine(start(await serviceEnv({ DATABASE_MIGRATION_URL: `postgres://postgres@127.0.0.1:${port}/topup` })));
+    expect(line).toBe(`DATABASE_MIGRATION_URL: cannot connect to 127.0.0.1:${port} (connection refused)`);
+  });
+
   it('a DATABASE_URL of another database kind, and several wrong settings at once', async () => {
     expect(await failsWithOneLine(start(await serviceEnv({ DATABASE_URL: 'mysql://x' })))).toBe(
       'DATABASE_URL: must be a postgres:// or postgresql:// URL',

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import postgres from 'postgres';
-import { connectDatabase, poolerSafe } from './db/client.js';
+import { connectDatabase, statementOptions } from './db/client.js';
 import { ensureDatabase, migrateDatabase } from './db/migrate.js';
 import { ConfigError, generateCodeEncryptionKey, parseEnv, readCodeEncryptionKey, withKey, type Config, type Env } from './env.js';
 import type { Services } from './services.js';
@@ -74,7 +74,7 @@ async function requireRedis(target: RedisTarget, prefix: string): Promise<void> 
 
 /** Operator tools use the database as it is: one that is missing or not migrated is an error, never created. */
 async function requireMigratedDatabase(url: string, variable: string): Promise<void> {
-  const sql = postgres(url, { max: 1, ...poolerSafe(true), onnotice: () => {}, connect_timeout: 5 });
+  const sql = postgres(url, { max: 1, ...statementOptions(false), onnotice: () => {}, connect_timeout: 5 });
   try {
     const [row] = await sql<{ migrated: boolean }[]>`select to_regclass('public.orders') is not null as migrated`;
     if (!row?.migrated) {

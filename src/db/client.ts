@@ -52,12 +52,13 @@ export function builtOnce<T>(build: (db: Db) => T): (db: Db) => T {
 }
 
 /**
- * Driver options that hold behind a transaction pooler: no named statements, and one query at a time per connection
- * (PgBouncer 1.18 hands the server connection to another client at the first ReadyForQuery, so a query pipelined
- * behind one that failed hangs or reads another client's answers: pgbouncer/pgbouncer#759). `max_pipeline` is a
- * driver option its type declarations leave out.
+ * The driver's statement options. With `prepare`, named statements and pipelined queries (the fast path on a direct
+ * connection); without, what holds behind a transaction pooler: no named statement, and one query at a time per
+ * connection (PgBouncer 1.18 hands the server connection to another client at the first ReadyForQuery, so a query
+ * pipelined behind one that failed hangs or reads another client's answers: pgbouncer/pgbouncer#759).
+ * `max_pipeline` is a driver option its type declarations leave out.
  */
-export const poolerSafe = (safe: boolean) => ({ prepare: !safe, ...({ max_pipeline: safe ? 0 : 100 } as object) });
+export const statementOptions = (prepare: boolean) => ({ prepare, ...({ max_pipeline: prepare ? 100 : 0 } as object) });
 
 export type ConnectOptions = {
   /** Connections in the pool. */
@@ -79,7 +80,7 @@ export type ConnectOptions = {
 export function connectDatabase(url: string, { max = 16, prepare = true, applicationName = 'topup-store' }: ConnectOptions = {}): Database {
   const sql = postgres(url, {
     max,
-    ...poolerSafe(!prepare),
+    ...statementOptions(prepare),
     onnotice: () => {},
     // While PostgreSQL is away, requests fail (503) within seconds instead of queueing for half a minute.
     connect_timeout: 5,

@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { migrate } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
 import { drizzle } from 'drizzle-orm/postgres-js';
-import { poolerSafe } from './client.js';
+import { statementOptions } from './client.js';
 
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../migrations', import.meta.url));
 
@@ -35,7 +35,7 @@ const MIGRATION_LOCK = 7_301_001;
  * DATABASE_MIGRATION_URL is meant to be a direct connection.
  */
 export async function migrateDatabase(url: string): Promise<void> {
-  const sql = postgres(url, { max: 2, ...poolerSafe(true), onnotice: () => {}, connect_timeout: 10 });
+  const sql = postgres(url, { max: 2, ...statementOptions(false), onnotice: () => {}, connect_timeout: 10 });
   try {
     await sql.begin(async (lock) => {
       await lock`select pg_advisory_xact_lock(${MIGRATION_LOCK})`;

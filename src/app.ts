@@ -23,6 +23,7 @@ import { orderRoutes } from './modules/orders/routes.js';
 import { reviewRoutes } from './modules/reviews/routes.js';
 import { storeRoutes } from './modules/store/routes.js';
 import { webhookAdminRoutes, webhookRoutes } from './modules/webhooks/routes.js';
+import { providerAdminRoutes, providerCallbackRoutes } from './modules/providers/routes.js';
 
 type DependencyState = 'up' | 'read_only' | 'down';
 
@@ -100,7 +101,14 @@ export function createApp(services: Services) {
   // After adminRoutes: its requireAdmin middleware guards every /admin route.
   admin.route('/', webhookAdminRoutes());
   admin.route('/', storeRoutes());
+  admin.route('/', providerAdminRoutes());
   app.route('/admin', admin);
+
+  // Top-up providers' callbacks (C22): each signed with its provider's credentials.
+  const callbacks = new OpenAPIHono<AppEnv>();
+  callbacks.use('*', envelope('A'));
+  callbacks.route('/', providerCallbackRoutes());
+  app.route('/callbacks', callbacks);
 
   // Operational endpoints (C16): no token.
   app.openapi(

@@ -74,6 +74,11 @@ const EnvSchema = z.object({
   TOPUP_PROVIDER: z.enum(['manual', 'http']).default('manual'),
   TOPUP_PROVIDER_URL: z.url().optional(),
   TOPUP_PROVIDER_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** An unknown provider outcome is settled by status queries and callbacks for this long, then waits for an operator (C22). */
+  PROVIDER_SETTLE_HOURS: z.coerce.number({ error: 'must be a number' }).positive({ error: 'must be greater than 0' }).max(720).default(24),
+  /** Consecutive unknown outcomes of one provider that open its circuit, and how long it stays open before a probe. */
+  PROVIDER_CIRCUIT_FAILURES: positiveInt.default(5),
+  PROVIDER_CIRCUIT_OPEN_SECONDS: positiveInt.default(30),
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
   /**
    * After SIGTERM, how long the API keeps serving while /ready answers 503, so that a load balancer's health

@@ -2,9 +2,11 @@ import type { Services } from '../src/services.js';
 import { until } from '../src/lib/deadline.js';
 import { fulfilOrder, restockCardService, topUpProvider } from '../src/modules/fulfilment/index.js';
 import { statusObserver } from '../src/modules/orders/index.js';
-import { FulfilmentJob, QUEUE_NAMES, RestockJob, WebhookJob } from '../src/queues/index.js';
+import { advanceTopUpOrder, createCircuits, type SupplierRouting } from '../src/modules/providers/index.js';
+import { FulfilmentJob, QUEUE_NAMES, RestockJob, RoutingJob, scheduleRoutingStep, WebhookJob } from '../src/queues/index.js';
 import { attemptDelivery } from '../src/modules/webhooks/index.js';
 import { startCampaignSync } from './campaign-sync.js';
+import { startBalanceWatch } from './balance-watch.js';
 import { startStockKeeping } from './stock-keeping.js';
 import { startReconciler, type ReconcilerOptions } from './reconciler.js';
 import { startWebhookRelay, type WebhookRelayOptions } from './webhook-relay.js';
@@ -18,11 +20,28 @@ export type WorkerOptions = {
   webhookRelay?: WebhookRelayOptions;
   /** Overrides the webhook retry schedule (tests). */
   webhookRetryDelaysMs?: readonly number[];
+  /** The delay of a top-up's first status query after an unknown outcome (C22); each later one doubles it. */
+  settleBaseMs?: number;
+  /** Pause between two reads of the providers' balances. */
+  balanceIntervalMs?: number;
 };
 
 /** Starts every BullMQ worker and scheduler of this service in the current process. */
 export async function startWorkers(services: Services, options: WorkerOptions = {}): Promise<RunningWorkers> {
-  const fulfilment = { db: services.db, metrics: services.metrics, provider: topUpProvider(services.config) };
+  const { config } = services;
+  const suppliers: SupplierRouting = {
+    codeKey: config.codeEncryptionKey,
+    circuits: createCircuits({
+      db: services.db,
+      logger: services.logger,
+      metrics: services.metrics,
+      settings: { failures: config.PROVIDER_CIRCUIT_FAILURES, openSeconds: config.PROVIDER_CIRCUIT_OPEN_SECONDS },
+    }),
+    scheduleStep: scheduleRoutingStep(services.queues),
+    settleHours: config.PROVIDER_SETTLE_HOURS,
+    settleBaseMs: options.settleBaseMs ?? 2000,
+  };
+  const fulfilment = { db: services.db, metrics: services.metrics, provider: topUpProvider(config), suppliers };
   const delivery = { db: services.db, config: services.config, metrics: services.metrics, retryDelaysMs: options.webhookRetryDelaysMs };
   const workers = [
     // Each job logs through its own logger: its lines carry the job and the request that placed the order.
@@ -30,6 +49,7 @@ export async function startWorkers(services: Services, options: WorkerOptions = 
     startQueueWorker(services, QUEUE_NAMES.restock, RestockJob, (job, { logger }) =>
       restockCardService(services.db, job.cardServiceId, statusObserver({ logger, metrics: services.metrics })),
     ),
+    startQueueWorker(services, QUEUE_NAMES.routing, RoutingJob, (job, { logger }) => advanceTopUpOrder({ ...fulfilment, logger }, job.orderId)),
     // Deliveries wait on the network, not on the database: more of them at once than other jobs.
     startQueueWorker(services, QUEUE_NAMES.webhooks, WebhookJob, (job) => attemptDelivery(delivery, job.deliveryId), 32),
   ];
@@ -41,6 +61,7 @@ export async function startWorkers(services: Services, options: WorkerOptions = 
     startCampaignSync(services),
     startWebhookRelay(services, options.webhookRelay),
     startStockKeeping(services),
+    startBalanceWatch(services, options.balanceIntervalMs),
   ];
   return {
     close: async (deadline = Date.now() + 10_000) => {

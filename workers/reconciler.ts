@@ -2,6 +2,8 @@ import { runPeriodically } from '../src/db/periodic.js';
 import type { Tx } from '../src/db/client.js';
 import { handToOperator, servicesReadyToRestock } from '../src/modules/fulfilment/index.js';
 import { ordersNotMovedOn, type WaitingCursor } from '../src/modules/orders/index.js';
+import { nextStep } from '../src/modules/providers/index.js';
+import { routingJobId, scheduleRoutingStep } from '../src/queues/index.js';
 import type { Services } from '../src/services.js';
 
 /** One reconciler run at a time across every worker process. */
@@ -23,7 +25,8 @@ export type ReconcilerOptions = {
  *   An order handed to an operator is recorded as such on the order and never looked at (C8): whether a
  *   job still exists says nothing about whether a top-up was sent.
  * - A card order whose job finished without moving it on (failed for good, or completed before the order could
- *   be read) is run again (card fulfilment is internal and idempotent); such a top-up is handed to an operator.
+ *   be read) is run again (card fulfilment is internal and idempotent); such a top-up is handed to an operator,
+ *   unless it goes through provider routes (C22): then its routing runs again, which is safe by construction.
  * - Services with `stock_short` orders and free codes get a restock job.
  */
 export function startReconciler(services: Services, options: ReconcilerOptions = {}) {
@@ -35,8 +38,18 @@ export function startReconciler(services: Services, options: ReconcilerOptions =
     const stale = await ordersNotMovedOn(tx, { olderThanMs: staleAfterMs, cursor, limit: batchSize });
     const last = stale.at(-1);
     cursor = last && stale.length === batchSize ? { createdAt: last.createdAt, id: last.id } : null;
-    const states = await Promise.all(stale.map((order) => queues.fulfilment.getJobState(order.utr)));
-    const lost = stale.filter((_, i) => states[i] === 'unknown');
+    // A routed top-up past its first step is moved on by its routing step's job, not by its fulfilment job.
+    const states = await Promise.all(
+      stale.map((order) => (order.routingStep > 0 ? queues.routing.getJobState(routingJobId(order.utr, order.routingStep)) : queues.fulfilment.getJobState(order.utr))),
+    );
+    const stuck = stale.filter((order, i) => order.routed && (states[i] === 'unknown' || states[i] === 'failed' || (order.routingStep > 0 && states[i] === 'completed')));
+    // Routing reads everything from PostgreSQL and records each attempt before its request leaves, so running a
+    // step again is safe: it asks the provider that may have the order, never sends it to another.
+    for (const order of stuck) {
+      const step = await nextStep(tx, order.id);
+      if (step !== null) await scheduleRoutingStep(queues)(order, step, 0);
+    }
+    const lost = stale.filter((order, i) => !order.routed && states[i] === 'unknown');
     if (lost.length) {
       await queues.fulfilment.addBulk(
         lost.map((order) => ({ name: 'fulfil', data: { orderId: order.id, utr: order.utr }, opts: { jobId: order.utr } })),
@@ -45,13 +58,13 @@ export function startReconciler(services: Services, options: ReconcilerOptions =
     // A job that finished (failed for good, or done without moving the order on) left the order where it was.
     const finished = stale.flatMap((order, i) => {
       const state = states[i];
-      return state === 'failed' || state === 'completed' ? [{ order, state }] : [];
+      return !order.routed && (state === 'failed' || state === 'completed') ? [{ order, state }] : [];
     });
     for (const { order, state } of finished) {
       if (order.kind === 'card') await (await queues.fulfilment.getJob(order.utr))?.retry(state);
       else await handToOperator(tx, order.id, 'Delivery did not finish; waiting for an operator.');
     }
-    return lost.length + finished.length;
+    return stuck.length + lost.length + finished.length;
   }
 
   async function requeueRestocks(tx: Tx): Promise<number> {

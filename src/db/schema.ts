@@ -432,6 +432,12 @@ export const orders = pgTable(
      * order is never sent again by itself; the reconciler leaves it alone (C8).
      */
     awaitingOperatorSince: ts('awaiting_operator_since'),
+    /**
+     * Top-ups with provider routes (C22): how many times the routing came back to the order later (a status query
+     * of an unknown outcome, a wait for an open circuit). Step n is the job `advance-<utr>-<n>`, so the reconciler
+     * can tell a step whose job Redis lost.
+     */
+    routingStep: integer('routing_step').notNull().default(0),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
     completedAt: ts('completed_at'),
@@ -561,7 +567,7 @@ export const licensePurchases = pgTable(
 
 // ───────────────────────────── webhooks (C17) ─────────────────────────────
 
-export type WebhookEventType = 'order.completed' | 'order.stock_short' | 'order.refunded' | 'webhook.test' | 'stock.low';
+export type WebhookEventType = 'order.completed' | 'order.stock_short' | 'order.refunded' | 'webhook.test' | 'stock.low' | 'provider.balance_low';
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'skipped';
 
 /** Where an account wants its events. Deleted endpoints stay (their deliveries keep their history). */
@@ -645,4 +651,106 @@ export const webhookAttempts = pgTable(
     attemptedAt: createdAt(),
   },
   (t) => [index('webhook_attempts_delivery_idx').on(t.deliveryId, t.id)],
+);
+
+// ───────────────────────────── top-up suppliers (C22) ─────────────────────────────
+
+export type ProviderKind = 'http' | 'digiflazz';
+export type ProviderStatus = 'active' | 'disabled';
+
+/** A top-up supplier the store buys from, speaking one protocol (`kind`). */
+export const providers = pgTable(
+  'providers',
+  {
+    id: id(),
+    name: varchar('name', { length: 100 }).notNull(),
+    kind: varchar('kind', { length: 16 }).$type<ProviderKind>().notNull(),
+    baseUrl: text('base_url').notNull(),
+    /** The protocol's credentials as JSON, AES-256-GCM sealed with the code key: needed in clear to sign, never shown. */
+    credentialsSealed: bytea('credentials_sealed').notNull(),
+    timeoutMs: integer('timeout_ms').notNull().default(10_000),
+    status: varchar('status', { length: 8 }).$type<ProviderStatus>().notNull().default('active'),
+    /** `provider.balance_low` is raised when the balance falls below it; null: never. */
+    balanceLowThreshold: money('balance_low_threshold'),
+    balance: money('balance'),
+    balanceCheckedAt: ts('balance_checked_at'),
+    /** Set when the balance fell below the threshold (the alert was raised); cleared when it is back: once per crossing. */
+    balanceLowAlerted: boolean('balance_low_alerted').notNull().default(false),
+    /** While in the future the circuit is open: new orders skip this provider (every process reads it here). */
+    circuitOpenUntil: ts('circuit_open_until'),
+    lastError: text('last_error'),
+    lastErrorAt: ts('last_error_at'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    uniqueIndex('providers_name_uq').on(t.name),
+    check('providers_kind_ck', sql`${t.kind} in ('http', 'digiflazz')`),
+    check('providers_status_ck', sql`${t.status} in ('active', 'disabled')`),
+    check('providers_timeout_ck', sql`${t.timeoutMs} between 100 and 120000`),
+  ],
+);
+
+/** A top-up service's suppliers in priority order (position 0 first): the provider's product code and what it costs. */
+export const topUpRoutes = pgTable(
+  'top_up_routes',
+  {
+    topUpServiceId: integer('top_up_service_id')
+      .notNull()
+      .references(() => topUpServices.id),
+    position: smallint('position').notNull(),
+    providerId: integer('provider_id')
+      .notNull()
+      .references(() => providers.id),
+    productCode: varchar('product_code', { length: 100 }).notNull(),
+    cost: money('cost'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.topUpServiceId, t.position] }),
+    uniqueIndex('top_up_routes_provider_uq').on(t.topUpServiceId, t.providerId),
+    index('top_up_routes_provider_idx').on(t.providerId),
+  ],
+);
+
+/**
+ * What a provider attempt came to: `sending` (recorded before the request left, so a crash mid-send is known),
+ * `pending` and `unknown` (open: only a status query or a callback settles them), `completed`, `refused`.
+ */
+export type AttemptOutcome = 'sending' | 'pending' | 'unknown' | 'completed' | 'refused';
+
+/**
+ * Every time an order was sent to a provider (C22). At most one open attempt per order (the partial unique index),
+ * and each provider at most once per order: an order is never with two providers at once, never sent to one twice.
+ */
+export const providerAttempts = pgTable(
+  'provider_attempts',
+  {
+    id: bigId(),
+    orderId: bigint('order_id', { mode: 'number' })
+      .notNull()
+      .references(() => orders.id),
+    providerId: integer('provider_id')
+      .notNull()
+      .references(() => providers.id),
+    productCode: varchar('product_code', { length: 100 }).notNull(),
+    /** The route's cost when the attempt was made: what the store paid if it completed. */
+    cost: money('cost'),
+    outcome: varchar('outcome', { length: 10 }).$type<AttemptOutcome>().notNull().default('sending'),
+    providerReference: varchar('provider_reference', { length: 200 }),
+    /** Why it was refused, or what made it unknown (the last answer read). */
+    detail: text('detail'),
+    statusQueries: smallint('status_queries').notNull().default(0),
+    startedAt: createdAt(),
+    updatedAt: updatedAt(),
+    settledAt: ts('settled_at'),
+  },
+  (t) => [
+    index('provider_attempts_order_idx').on(t.orderId, t.id),
+    uniqueIndex('provider_attempts_open_uq').on(t.orderId).where(sql`${t.outcome} in ('sending', 'pending', 'unknown')`),
+    uniqueIndex('provider_attempts_provider_uq').on(t.orderId, t.providerId),
+    // The unsettled attempts per provider (metrics) and the delivered ones (the margin report).
+    index('provider_attempts_open_idx').on(t.providerId).where(sql`${t.outcome} in ('sending', 'pending', 'unknown')`),
+    index('provider_attempts_completed_idx').on(t.settledAt).where(sql`${t.outcome} = 'completed'`),
+    check('provider_attempts_outcome_ck', sql`${t.outcome} in ('sending', 'pending', 'unknown', 'completed', 'refused')`),
+  ],
 );

@@ -119,12 +119,13 @@ export const contractRouter = (hook: Hook<unknown, AppEnv, string, unknown> = re
 
 /**
  * A body the route validates must be there to validate: an empty body reads as an empty JSON object (so a
- * missing field is "required"), and JSON that is not an object is refused as unreadable (400), as is an
- * unsupported content type. Route middleware runs before the validators.
+ * missing field is "required"), and JSON that is not an object (or, for a route that takes a list, not a list) is
+ * refused as unreadable (400), as is an unsupported content type. Route middleware runs before the validators.
  */
 export const readableBody =
-  (alsoPlainText = false): MiddlewareHandler<AppEnv> =>
+  (alsoPlainText = false, takesList = false): MiddlewareHandler<AppEnv> =>
   async (c, next) => {
+    const unreadable = takesList ? 'The request body is not a valid JSON list.' : 'The request body is not a valid JSON object.';
     const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
     if (alsoPlainText && type === 'text/plain') {
       // Read by the route itself (a code import, one code per line).
@@ -135,11 +136,9 @@ export const readableBody =
         try {
           parsed = JSON.parse(text);
         } catch {
-          throw new AppError('bad_request', 'The request body is not a valid JSON object.');
+          throw new AppError('bad_request', unreadable);
         }
-        if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-          throw new AppError('bad_request', 'The request body is not a valid JSON object.');
-        }
+        if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed) !== takesList) throw new AppError('bad_request', unreadable);
       }
       if (type === '' || text.trim() === '') {
         // No body, or JSON sent without a content type: validated as the JSON object it is.
@@ -183,7 +182,7 @@ export function endpoint<
   J extends z.ZodType | undefined = undefined,
   P extends z.ZodObject | undefined = undefined,
 >(spec: {
-  method: 'get' | 'post' | 'patch' | 'delete';
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   path: string;
   summary: string;
   tag: string;
@@ -221,7 +220,7 @@ export function endpoint<
     // A public route says so (the token exchange, operations).
     security: guard ? guard.security : [],
     // The body is read first: a guard may take its credentials from it (Interface B's api_key).
-    middleware: [...(body ? [readableBody(spec.plainText !== undefined)] : []), ...(guard?.middleware ? [guard.middleware] : []), ...(spec.use ?? [])],
+    middleware: [...(body ? [readableBody(spec.plainText !== undefined, spec.jsonBody instanceof z.ZodArray)] : []), ...(guard?.middleware ? [guard.middleware] : []), ...(spec.use ?? [])],
     request: {
       query: query as Q,
       params: params as P,

@@ -12,6 +12,8 @@ export type ScrapeSources = {
   codesAvailable: () => Promise<Array<{ cardServiceId: number; count: number }>>;
   /** stock.low alerts raised so far per card service, and whether it is below its threshold now. */
   lowStock: () => Promise<Array<{ cardServiceId: number; alerts: number; below: boolean }>>;
+  /** Per top-up provider: whether its circuit is open, and its orders not yet settled (sent, pending or unknown). */
+  providers: () => Promise<Array<{ provider: string; circuitOpen: boolean; unsettled: number }>>;
 };
 
 /** A webhook delivery attempt, by what came of it (`retrying`: it failed and another attempt is scheduled). */
@@ -44,6 +46,8 @@ export type Metrics = {
   webhookDelivered: (outcome: WebhookOutcome) => void;
   /** A rate-limit decision taken by the per-process stand-in because Redis was unreachable. */
   rateLimitFellBack: () => void;
+  /** One call to a top-up provider (`send` or `status`), by what it came to (`skipped`: its circuit was open). */
+  providerRequest: (provider: string, request: string, outcome: string, seconds: number) => void;
 };
 
 /** Jobs run from milliseconds (card codes) to the top-up provider's 10 s timeout. */
@@ -110,6 +114,43 @@ export function createMetrics(sources: ScrapeSources, { scrapeTimeoutMs = 2000 }
       for (const { cardServiceId, below } of rows) this.set({ card_service_id: cardServiceId }, below ? 1 : 0);
     },
   });
+  const providerRequests = new Counter({
+    name: 'provider_requests_total',
+    help: 'Calls to top-up providers, by request (send, status) and outcome (completed, pending, refused, unknown, skipped)',
+    labelNames: ['provider', 'request', 'outcome'],
+    registers,
+  });
+  const providerLatency = new Histogram({
+    name: 'provider_request_duration_seconds',
+    help: 'Time a call to a top-up provider took',
+    labelNames: ['provider'],
+    buckets: JOB_BUCKETS,
+    registers,
+  });
+  let providersRead: ReturnType<ScrapeSources['providers']> | null = null;
+  const providerStates = () => (providersRead ??= bounded(sources.providers));
+  new Gauge({
+    name: 'provider_circuit_open',
+    help: '1 while a top-up provider\'s circuit is open: new orders skip it (read at scrape time)',
+    labelNames: ['provider'],
+    registers: [scraped],
+    async collect() {
+      const rows = await providerStates();
+      this.reset();
+      for (const { provider, circuitOpen } of rows) this.set({ provider }, circuitOpen ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'provider_unsettled_orders',
+    help: 'Top-up orders sent to a provider and not yet settled (sending, pending or unknown), read at scrape time',
+    labelNames: ['provider'],
+    registers: [scraped],
+    async collect() {
+      const rows = await providerStates();
+      this.reset();
+      for (const { provider, unsettled } of rows) this.set({ provider }, unsettled);
+    },
+  });
   new Gauge({
     name: 'queue_jobs',
     help: 'Jobs per queue and state, read at scrape time',
@@ -137,6 +178,7 @@ export function createMetrics(sources: ScrapeSources, { scrapeTimeoutMs = 2000 }
     contentType: own.contentType,
     render: async () => {
       lowStockRead = null;
+      providersRead = null;
       const mine = peers.length === 0 ? own : AggregatorRegistry.aggregate<PrometheusContentType>([await own.getMetricsAsJSON(), ...(await Promise.all(peers.map(bounded)))]);
       return Registry.merge([mine, scraped]).metrics();
     },
@@ -152,5 +194,9 @@ export function createMetrics(sources: ScrapeSources, { scrapeTimeoutMs = 2000 }
     jobFailed: (queue) => jobFailures.inc({ queue }),
     webhookDelivered: (outcome) => webhooks.inc({ outcome }),
     rateLimitFellBack: () => limiterFallbacks.inc(),
+    providerRequest: (provider, request, outcome, seconds) => {
+      providerRequests.inc({ provider, request, outcome });
+      providerLatency.observe({ provider }, seconds);
+    },
   };
 }

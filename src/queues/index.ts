@@ -10,6 +10,7 @@ export const QUEUE_NAMES = {
   fulfilment: 'order-fulfilment',
   restock: 'card-restock',
   webhooks: 'webhook-delivery',
+  routing: 'top-up-routing',
 } as const;
 
 /**
@@ -18,6 +19,15 @@ export const QUEUE_NAMES = {
  */
 export const FulfilmentJob = z.object({ orderId: z.number().int().positive(), utr: z.string().min(1), requestId: z.string().optional() });
 export type FulfilmentJob = z.infer<typeof FulfilmentJob>;
+
+/**
+ * Moves a top-up order with provider routes one step on, later (C22): a status query of an unknown outcome, the
+ * next route after a refusal that came by callback, a wait for an open circuit. jobId = `advance-<utr>-<step>`.
+ */
+export const RoutingJob = z.object({ orderId: z.number().int().positive(), utr: z.string().min(1) });
+export type RoutingJob = z.infer<typeof RoutingJob>;
+
+export const routingJobId = (utr: string, step: number) => `advance-${utr}-${step}`;
 
 /** Fulfils the `stock_short` orders waiting for codes of one card service. */
 export const RestockJob = z.object({ cardServiceId: z.number().int().positive() });
@@ -35,6 +45,7 @@ export type Queues = {
   fulfilment: Queue<FulfilmentJob>;
   restock: Queue<RestockJob>;
   webhooks: Queue<WebhookJob>;
+  routing: Queue<RoutingJob>;
   /** Adds a fulfilment job (data, jobId), batched: see batchedAdder. */
   addFulfilment: (job: FulfilmentJob, jobId: string) => Promise<void>;
   all: Queue[];
@@ -54,9 +65,10 @@ export function createQueues(connection: ConnectionOptions, prefix: string): Que
   const fulfilment = open<FulfilmentJob>(QUEUE_NAMES.fulfilment);
   const restock = open<RestockJob>(QUEUE_NAMES.restock);
   const webhooks = open<WebhookJob>(QUEUE_NAMES.webhooks);
-  const all = [fulfilment, restock, webhooks] as Queue[];
+  const routing = open<RoutingJob>(QUEUE_NAMES.routing);
+  const all = [fulfilment, restock, webhooks, routing] as Queue[];
   const addFulfilment = batchedAdder(fulfilment, 'fulfil');
-  return { fulfilment, restock, webhooks, addFulfilment, all, close: async () => void (await Promise.all(all.map((q) => q.close()))) };
+  return { fulfilment, restock, webhooks, routing, addFulfilment, all, close: async () => void (await Promise.all(all.map((q) => q.close()))) };
 }
 
 /**
@@ -95,3 +107,10 @@ export const enqueueFulfilment =
   (queues: Pick<Queues, 'addFulfilment'>, timeoutMs = 2000) =>
   ({ orderId, utr, requestId }: FulfilmentJob) =>
     withTimeout(timeoutMs, queues.addFulfilment({ orderId, utr, ...(requestId === undefined ? {} : { requestId }) }, utr));
+
+/** Schedules routing step `step` of a top-up order (C22) `delayMs` from now; a step already scheduled is not doubled. */
+export const scheduleRoutingStep =
+  (queues: Pick<Queues, 'routing'>) =>
+  async (order: { id: number; utr: string }, step: number, delayMs: number): Promise<void> => {
+    await queues.routing.add('advance', { orderId: order.id, utr: order.utr }, { jobId: routingJobId(order.utr, step), delay: delayMs });
+  };

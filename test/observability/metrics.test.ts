@@ -179,6 +179,7 @@ describe('labels and limits', () => {
         queueJobs: () => new Promise(() => {}),
         codesAvailable: () => Promise.reject(new Error('PostgreSQL is down')),
         lowStock: () => new Promise(() => {}),
+        providers: () => new Promise(() => {}),
       },
       { scrapeTimeoutMs: 200 },
     );
@@ -193,17 +194,20 @@ describe('labels and limits', () => {
   });
 
   it('reads each source once per scrape, however many series it feeds', async () => {
-    const reads = { queueJobs: 0, codesAvailable: 0, lowStock: 0 };
+    const reads = { queueJobs: 0, codesAvailable: 0, lowStock: 0, providers: 0 };
     const metrics = createMetrics({
       queueJobs: async () => (reads.queueJobs++, []),
       codesAvailable: async () => (reads.codesAvailable++, []),
       lowStock: async () => (reads.lowStock++, [{ cardServiceId: 7, alerts: 2, below: true }]),
+      providers: async () => (reads.providers++, [{ provider: 'acme', circuitOpen: true, unsettled: 3 }]),
     });
     const text = await metrics.render();
     expect(text).toMatch(/^low_stock_alerts_total\{card_service_id="7"\} 2$/m);
     expect(text).toMatch(/^card_service_below_low_stock_threshold\{card_service_id="7"\} 1$/m);
-    expect(reads).toEqual({ queueJobs: 1, codesAvailable: 1, lowStock: 1 });
+    expect(text).toMatch(/^provider_circuit_open\{provider="acme"\} 1$/m);
+    expect(text).toMatch(/^provider_unsettled_orders\{provider="acme"\} 3$/m);
+    expect(reads).toEqual({ queueJobs: 1, codesAvailable: 1, lowStock: 1, providers: 1 });
     await metrics.render();
-    expect(reads).toEqual({ queueJobs: 2, codesAvailable: 2, lowStock: 2 });
+    expect(reads).toEqual({ queueJobs: 2, codesAvailable: 2, lowStock: 2, providers: 2 });
   });
 });

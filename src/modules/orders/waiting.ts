@@ -3,7 +3,11 @@ import type { DbOrTx } from '../../db/client.js';
 import { orders, type ProductKind } from '../../db/schema.js';
 import { ORDER_STATUS } from './state.js';
 
-export type WaitingOrder = { id: number; utr: string; kind: ProductKind; createdAt: string };
+/**
+ * `routed`: a top-up that goes through provider routes (C22), whose next move is routing step `routingStep`'s job
+ * once the routing came back to it at least once.
+ */
+export type WaitingOrder = { id: number; utr: string; kind: ProductKind; createdAt: string; routed: boolean; routingStep: number };
 
 /** Where a walk through the waiting orders stopped: it goes on after this order. */
 export type WaitingCursor = { createdAt: string; id: number } | null;
@@ -18,11 +22,15 @@ export async function ordersNotMovedOn(
 ): Promise<WaitingOrder[]> {
   const after = cursor ? sql`and (created_at, id) > (${cursor.createdAt}::timestamptz, ${cursor.id})` : sql``;
   // float8: raw SQL reads bigint as text, and job payloads carry numeric ids.
-  const rows = await db.execute<{ id: number; utr: string; kind: ProductKind; created_at: string }>(sql`
-    select id::float8 as id, utr, kind, created_at from ${orders}
+  const rows = await db.execute<{ id: number; utr: string; kind: ProductKind; created_at: string; routed: boolean; routing_step: number }>(sql`
+    select id::float8 as id, utr, kind, created_at, routing_step,
+      kind = 'top_up' and (routing_step > 0
+        or exists (select 1 from provider_attempts a where a.order_id = o.id)
+        or exists (select 1 from order_lines l join top_up_routes r on r.top_up_service_id = l.top_up_service_id where l.order_id = o.id)) as routed
+    from ${orders} o
     where status = ${ORDER_STATUS.initiate} and awaiting_operator_since is null
       and created_at < now() - ${olderThanMs} * interval '1 millisecond' ${after}
     order by created_at, id
     limit ${limit}`);
-  return rows.map((r) => ({ id: r.id, utr: r.utr, kind: r.kind, createdAt: r.created_at }));
+  return rows.map((r) => ({ id: r.id, utr: r.utr, kind: r.kind, createdAt: r.created_at, routed: r.routed, routingStep: r.routing_step }));
 }

@@ -1,0 +1,45 @@
+import { sql } from 'drizzle-orm';
+import type { Db } from '../../db/client.js';
+import type { Logger } from '../../lib/logger.js';
+import { recordOperatorEvent } from '../webhooks/outbox.js';
+import { connectionOf, type ProviderRow } from './connections.js';
+
+export type BalanceLow = { provider_id: number; name: string; balance: string; threshold: string };
+
+/**
+ * Reads the balance of every active provider whose protocol can tell it, and raises one signed `provider.balance_low`
+ * operator event per crossing of its threshold, like `stock.low`: the flip of `balance_low_alerted` is the only writer
+ * of the alert, and a balance back at the threshold clears it so the next fall alerts again.
+ */
+export async function checkBalances(db: Db, codeKey: Buffer, logger: Logger): Promise<BalanceLow[]> {
+  const rows = await db.execute<ProviderRow>(sql`
+    select id, name, kind, base_url, credentials_sealed, timeout_ms, status from providers where status = 'active' order by id`);
+  const alerts: BalanceLow[] = [];
+  for (const provider of rows) {
+    const adapter = connectionOf(provider, codeKey);
+    if (!adapter.balance) continue;
+    let balance: string;
+    try {
+      balance = await adapter.balance(AbortSignal.timeout(provider.timeout_ms));
+    } catch (err) {
+      logger.warn({ err, provider: provider.name }, 'provider balance could not be read');
+      continue;
+    }
+    const [flipped] = await db.execute<BalanceLow & { alerted: boolean }>(sql`
+      with read as (
+        update providers set balance = ${balance}::numeric, balance_checked_at = now() where id = ${provider.id}
+        returning id, balance, balance_low_threshold
+      )
+      update providers p set balance_low_alerted = read.balance < read.balance_low_threshold
+      from read
+      where p.id = read.id and p.balance_low_alerted <> coalesce(read.balance < read.balance_low_threshold, false)
+      returning p.id as provider_id, p.name, read.balance::text as balance, read.balance_low_threshold::text as threshold,
+                p.balance_low_alerted as alerted`);
+    if (flipped?.alerted) {
+      const { alerted: _alerted, ...alert } = flipped;
+      await recordOperatorEvent(db, 'provider.balance_low', alert);
+      alerts.push(alert);
+    }
+  }
+  return alerts;
+}

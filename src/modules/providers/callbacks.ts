@@ -1,0 +1,53 @@
+import { sql } from 'drizzle-orm';
+import type { Db } from '../../db/client.js';
+import type { AttemptOutcome } from '../../db/schema.js';
+import { AppError } from '../../errors.js';
+import type { Logger } from '../../lib/logger.js';
+import type { StatusObserver } from '../orders/events.js';
+import type { CallbackRequest } from './adapters/types.js';
+import { connectionOf, type ProviderRow } from './connections.js';
+import { completeAttempt, nextStep, refuseAttempt, type SupplierRouting } from './routing.js';
+
+export type CallbackDeps = { db: Db; logger: Logger; observe: StatusObserver; codeKey: Buffer; scheduleStep: SupplierRouting['scheduleStep'] };
+
+/** What a callback did: `applied` settled the attempt now; `unchanged` found it settled already, or still pending. */
+export type CallbackResult = { reference: string; outcome: string; result: 'applied' | 'unchanged' };
+
+/**
+ * A provider's callback (C22): signed with the provider's credentials, about an order sent to that provider. It can
+ * only settle that attempt: idempotent (a second callback finds it settled) and safe out of order (a `pending` after a
+ * `completed` changes nothing). A refusal hands the order to its next route through a job, never in this request.
+ */
+export async function receiveCallback(deps: CallbackDeps, providerId: number, request: CallbackRequest): Promise<CallbackResult> {
+  const { db, logger } = deps;
+  const [provider] = await db.execute<ProviderRow>(sql`
+    select id, name, kind, base_url, credentials_sealed, timeout_ms, status from providers where id = ${providerId}`);
+  if (!provider) throw new AppError('not_found', 'Provider not found.');
+  const report = connectionOf(provider, deps.codeKey).verifyCallback(request);
+  if (!report) throw new AppError('bad_signature');
+  const [attempt] = await db.execute<{ id: number; outcome: AttemptOutcome; order_id: number; utr: string }>(sql`
+    select a.id::float8 as id, a.outcome, o.id::float8 as order_id, o.utr
+    from provider_attempts a join orders o on o.id = a.order_id
+    where o.utr = ${report.reference} and a.provider_id = ${providerId}`);
+  if (!attempt) throw new AppError('not_found', 'No order with that reference was sent to this provider.');
+  const { outcome } = report;
+  const done = (result: CallbackResult['result']): CallbackResult => {
+    logger.info({ utr: attempt.utr, provider: provider.name, outcome: outcome.kind, result }, 'provider callback');
+    return { reference: report.reference, outcome: outcome.kind, result };
+  };
+
+  if (outcome.kind === 'completed') {
+    if (await completeAttempt(db, attempt.id, outcome.providerReference, deps.observe, logger)) return done('applied');
+    if (attempt.outcome === 'refused') {
+      // The provider said it would never deliver, and now says it did: the order may have gone to the next route.
+      logger.error({ utr: attempt.utr, provider: provider.name }, 'a provider reported delivering an order it had refused');
+    }
+    return done('unchanged');
+  }
+  if (outcome.kind === 'refused' && (await refuseAttempt(db, attempt.id, outcome.reason))) {
+    const step = await nextStep(db, attempt.order_id);
+    if (step !== null) await deps.scheduleStep({ id: attempt.order_id, utr: attempt.utr }, step, 0);
+    return done('applied');
+  }
+  return done('unchanged');
+}

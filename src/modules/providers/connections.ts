@@ -1,0 +1,28 @@
+import { decrypt, encrypt } from '../../lib/crypto.js';
+import type { ProviderKind, ProviderStatus } from '../../db/schema.js';
+import type { SupplierAdapter } from './adapters/types.js';
+import { PROVIDER_KINDS } from './registry.js';
+
+/** A provider's row as the routing reads it (credentials still sealed). */
+export type ProviderRow = {
+  id: number;
+  name: string;
+  kind: ProviderKind;
+  base_url: string;
+  credentials_sealed: Buffer;
+  timeout_ms: number;
+  status: ProviderStatus;
+};
+
+/** Credentials are sealed with the code key (AES-256-GCM), like card codes: needed in clear to sign, never shown. */
+export const sealCredentials = (codeKey: Buffer, credentials: Record<string, string>) => encrypt(codeKey, JSON.stringify(credentials));
+
+const unsealCredentials = (codeKey: Buffer, sealed: Buffer) => JSON.parse(decrypt(codeKey, sealed)) as Record<string, string>;
+
+/** The adapter of a provider's protocol, for one call: the credentials are unsealed here and dropped with it. */
+export const connectionOf = (provider: ProviderRow, codeKey: Buffer): SupplierAdapter =>
+  PROVIDER_KINDS[provider.kind].adapter({
+    id: provider.id,
+    baseUrl: provider.base_url,
+    credentials: unsealCredentials(codeKey, provider.credentials_sealed),
+  });

@@ -1,0 +1,7 @@
+/**
+ * Top-up suppliers, as the workers see them (C22): the routing of an order, the circuits of the providers, their
+ * balances, and what the reconciler needs to find a routing step whose job Redis lost.
+ */
+export { checkBalances } from './balances.js';
+export { createCircuits } from './circuits.js';
+export { advanceTopUpOrder, nextStep, type SupplierRouting } from './routing.js';

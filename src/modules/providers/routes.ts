@@ -1,0 +1,92 @@
+import { z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import type { AppEnv } from '../../http/context.js';
+import { contractRouter, endpoint } from '../../http/contract.js';
+import { requestLogger } from '../../http/request-log.js';
+import { scheduleRoutingStep } from '../../queues/index.js';
+import { adminOnly } from '../admin/guard.js';
+import { IdParam, UtrParam } from '../admin/schemas.js';
+import { statusObserver } from '../orders/events.js';
+import { receiveCallback } from './callbacks.js';
+import { CallbackAccepted, MarginQuery, MarginReport, OrderWithAttempts, Provider, ProviderBody, ProviderPatch, Route, RoutesBody } from './schemas.js';
+import { createProvider, listProviders, marginReport, routesOf, setRoutes, showOrder, updateProvider } from './service.js';
+
+/** C22 for operators: providers, routes, one order with its attempts, the margin report. Mounted under /admin (behind its guard). */
+export function providerAdminRoutes() {
+  const router = contractRouter();
+  const common = { tag: 'Admin', guard: adminOnly };
+  const codeKey = (c: Context<AppEnv>) => c.var.services.config.codeEncryptionKey;
+
+  router.openapi(
+    endpoint({ ...common, method: 'post', path: '/providers', summary: 'Add a top-up provider (its credentials are sealed and never shown again)', jsonBody: ProviderBody, ok: Provider }),
+    async (c) => c.json({ status: 'success' as const, message: await createProvider(c.var.services.db, codeKey(c), c.req.valid('json')) }, 200),
+  );
+
+  router.openapi(
+    endpoint({ ...common, method: 'patch', path: '/providers/:id', summary: 'Change a provider (credentials sent replace the stored ones)', params: IdParam, jsonBody: ProviderPatch, ok: Provider, errors: [404] }),
+    async (c) => c.json({ status: 'success' as const, message: await updateProvider(c.var.services.db, codeKey(c), c.req.valid('param').id, c.req.valid('json')) }, 200),
+  );
+
+  router.openapi(
+    endpoint({ ...common, method: 'get', path: '/providers', summary: 'Providers with their circuit state, last error and last known balance', ok: z.array(Provider) }),
+    async (c) => c.json({ status: 'success' as const, message: await listProviders(c.var.services.db) }, 200),
+  );
+
+  router.openapi(
+    endpoint({ ...common, method: 'put', path: '/top-up-services/:id/routes', summary: "Replace a top-up service's provider routes, in priority order", params: IdParam, jsonBody: RoutesBody, ok: z.array(Route), errors: [404] }),
+    async (c) => c.json({ status: 'success' as const, message: await setRoutes(c.var.services.db, c.req.valid('param').id, c.req.valid('json')) }, 200),
+  );
+
+  router.openapi(
+    endpoint({ ...common, method: 'get', path: '/top-up-services/:id/routes', summary: "A top-up service's provider routes", params: IdParam, ok: z.array(Route) }),
+    async (c) => c.json({ status: 'success' as const, message: await routesOf(c.var.services.db, c.req.valid('param').id) }, 200),
+  );
+
+  router.openapi(
+    endpoint({ ...common, method: 'get', path: '/orders/:utr', summary: 'One order of any account, with every provider attempt', params: UtrParam, ok: OrderWithAttempts, errors: [404] }),
+    async (c) => c.json({ status: 'success' as const, message: await showOrder(c.var.services.db, c.req.valid('param').utr) as z.infer<typeof OrderWithAttempts> }, 200),
+  );
+
+  router.openapi(
+    endpoint({ ...common, method: 'get', path: '/reports/margin', summary: 'Sales, cost and margin of delivered top-ups per provider and service', query: MarginQuery, ok: MarginReport, errors: [422] }),
+    async (c) => {
+      const { from, to } = c.req.valid('query');
+      return c.json({ status: 'success' as const, message: await marginReport(c.var.services.db, from, to) }, 200);
+    },
+  );
+
+  return router;
+}
+
+/** A provider's signed callback about an order sent to it (C22): no token, the signature is the credential. */
+export function providerCallbackRoutes() {
+  const router = contractRouter();
+  router.openapi(
+    endpoint({
+      method: 'post',
+      path: '/providers/:id',
+      tag: 'Providers',
+      summary: "A provider's signed status callback",
+      description: "The body is the provider's protocol's (http: `{reference, status, provider_reference?, reason?}` signed with X-Signature and X-Timestamp); it can only settle an order sent to that provider.",
+      params: IdParam,
+      ok: CallbackAccepted,
+      errors: [401, 404],
+    }),
+    async (c) => {
+      const { services } = c.var;
+      const result = await receiveCallback(
+        {
+          db: services.db,
+          logger: requestLogger(c),
+          observe: statusObserver({ logger: requestLogger(c), metrics: services.metrics }),
+          codeKey: services.config.codeEncryptionKey,
+          scheduleStep: scheduleRoutingStep(services.queues),
+        },
+        c.req.valid('param').id,
+        { headers: c.req.raw.headers, body: await c.req.text() },
+      );
+      return c.json({ status: 'success' as const, message: result }, 200);
+    },
+  );
+  return router;
+}

@@ -1,0 +1,126 @@
+import { z } from '@hono/zod-openapi';
+import { id, requiredText, text } from '../../http/validation.js';
+import { moneyAmount } from '../admin/schemas.js';
+import { PROVIDER_KIND_NAMES } from './registry.js';
+
+/** C22 request and response bodies: one schema per request. */
+
+const httpUrl = requiredText(2000).refine((v) => URL.canParse(v) && ['http:', 'https:'].includes(new URL(v).protocol), {
+  error: 'must be an http or https URL.',
+});
+const credentials = z
+  .record(text(100), requiredText(2000), { error: 'must be an object of strings.' })
+  .openapi({ description: "The protocol's credentials (http: secret; digiflazz: username, api_key, webhook_secret). Sealed at rest, never shown again." });
+const timeoutMs = z
+  .number({ error: 'must be a whole number.' })
+  .int({ error: 'must be a whole number.' })
+  .min(100, { error: 'must be at least 100.' })
+  .max(120_000, { error: 'must not be greater than 120000.' });
+const providerStatus = z.enum(['active', 'disabled'], { error: 'must be active or disabled.' });
+const threshold = moneyAmount(false).nullable().openapi({ description: 'provider.balance_low is sent when the balance falls below it; null: never' });
+
+export const ProviderBody = z.object({
+  name: requiredText(100),
+  kind: z.enum(PROVIDER_KIND_NAMES, { error: `must be one of: ${PROVIDER_KIND_NAMES.join(', ')}.` }),
+  base_url: httpUrl,
+  credentials,
+  timeout_ms: timeoutMs.optional(),
+  status: providerStatus.optional(),
+  balance_low_threshold: threshold.optional(),
+});
+
+/** Every field but the protocol may change; `credentials`, when sent, replace the stored ones whole. */
+export const ProviderPatch = ProviderBody.omit({ kind: true }).partial();
+
+export const Provider = z
+  .object({
+    id: z.number().int(),
+    name: z.string(),
+    kind: z.string(),
+    base_url: z.string(),
+    timeout_ms: z.number().int(),
+    status: z.string(),
+    circuit: z.enum(['open', 'closed']).openapi({ description: 'open: new orders skip this provider until circuit_open_until' }),
+    circuit_open_until: z.string().nullable(),
+    last_error: z.string().nullable(),
+    last_error_at: z.string().nullable(),
+    balance: z.string().nullable().openapi({ description: 'The last balance read from the provider (where its protocol tells it)' }),
+    balance_checked_at: z.string().nullable(),
+    balance_low_threshold: z.string().nullable(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .openapi('Provider');
+
+const RouteInput = z.object({
+  provider_id: id(),
+  product_code: requiredText(100),
+  cost: moneyAmount(false).nullable().optional().openapi({ description: 'What the provider charges for one delivery (the margin report)' }),
+});
+
+export const RoutesBody = z
+  .array(RouteInput, { error: 'must be a list of routes.' })
+  .max(10, { error: 'must not have more than 10 items.' })
+  .refine((routes) => new Set(routes.map((route) => route.provider_id)).size === routes.length, { error: 'must name each provider once.' })
+  .openapi({ description: 'The routes in priority order; [] leaves the service to an operator' });
+
+export const Route = z
+  .object({ position: z.number().int(), provider_id: z.number().int(), provider: z.string(), product_code: z.string(), cost: z.string().nullable() })
+  .openapi('TopUpRoute');
+
+export const ProviderAttempt = z
+  .object({
+    id: z.number().int(),
+    provider_id: z.number().int(),
+    provider: z.string(),
+    product_code: z.string(),
+    cost: z.string().nullable(),
+    outcome: z.enum(['sending', 'pending', 'unknown', 'completed', 'refused']),
+    provider_reference: z.string().nullable(),
+    detail: z.string().nullable(),
+    status_queries: z.number().int(),
+    started_at: z.string(),
+    settled_at: z.string().nullable(),
+  })
+  .openapi('ProviderAttempt');
+
+export const OrderWithAttempts = z
+  .object({
+    utr: z.string(),
+    account_id: z.number().int(),
+    kind: z.string(),
+    status: z.number().int(),
+    total: z.string(),
+    currency: z.string(),
+    refunded_amount: z.string(),
+    note: z.string().nullable(),
+    informations: z.record(z.string(), z.string()).nullable(),
+    awaiting_operator_since: z.string().nullable(),
+    created_at: z.string(),
+    updated_at: z.string(),
+    completed_at: z.string().nullable(),
+    lines: z.array(z.record(z.string(), z.unknown())),
+    attempts: z.array(ProviderAttempt),
+  })
+  .openapi('OrderWithAttempts');
+
+const instant = requiredText(40).refine((v) => !Number.isNaN(Date.parse(v)), { error: 'must be a date or a date and time (ISO 8601).' });
+
+export const MarginQuery = z
+  .object({ from: instant, to: instant })
+  .refine((q) => Date.parse(q.from) < Date.parse(q.to), { error: 'The to field must be after from.', path: ['to'] });
+
+const figures = { orders: z.number().int(), sales: z.string(), cost: z.string(), margin: z.string() };
+export const MarginReport = z
+  .object({
+    from: z.string(),
+    to: z.string(),
+    providers: z.array(z.object({ provider_id: z.number().int(), provider: z.string(), ...figures })),
+    services: z.array(z.object({ provider_id: z.number().int(), provider: z.string(), top_up_service_id: z.number().int(), service: z.string(), ...figures })),
+    total: z.object(figures),
+  })
+  .openapi('MarginReport');
+
+export const CallbackAccepted = z
+  .object({ reference: z.string(), outcome: z.string(), result: z.enum(['applied', 'unchanged']) })
+  .openapi('ProviderCallbackAccepted');

@@ -1,0 +1,209 @@
+/** Operators' use cases for top-up suppliers (C22): providers, routes, one order's attempts, the margin report. */
+import { inArray, sql } from 'drizzle-orm';
+import type { Db, DbOrTx } from '../../db/client.js';
+import { providers, type ProviderKind, type ProviderStatus } from '../../db/schema.js';
+import { AppError, validationError } from '../../errors.js';
+import { PROVIDER_KINDS } from './registry.js';
+import { sealCredentials } from './connections.js';
+
+export type ProviderInput = {
+  name: string;
+  kind: ProviderKind;
+  base_url: string;
+  credentials: Record<string, string>;
+  timeout_ms?: number;
+  status?: ProviderStatus;
+  balance_low_threshold?: string | null;
+};
+
+/** A provider as operators see it: never its credentials. */
+export type ProviderView = {
+  id: number;
+  name: string;
+  kind: ProviderKind;
+  base_url: string;
+  timeout_ms: number;
+  status: ProviderStatus;
+  circuit: 'open' | 'closed';
+  circuit_open_until: string | null;
+  last_error: string | null;
+  last_error_at: string | null;
+  balance: string | null;
+  balance_checked_at: string | null;
+  balance_low_threshold: string | null;
+  created_at: string;
+  updated_at: string;
+};
+
+const PROVIDER_VIEW = sql`
+  id, name, kind, base_url, timeout_ms, status,
+  case when circuit_open_until > now() then 'open' else 'closed' end as circuit,
+  case when circuit_open_until > now() then circuit_open_until end as circuit_open_until,
+  last_error, last_error_at, balance, balance_checked_at, balance_low_threshold, created_at, updated_at`;
+
+/** Every credential the kind needs is given, and nothing else: a typo never silently drops the real field. */
+function checkCredentials(kind: ProviderKind, credentials: Record<string, string>): void {
+  const wanted = Object.keys(PROVIDER_KINDS[kind].credentials);
+  const missing = wanted.filter((name) => !credentials[name]);
+  const extra = Object.keys(credentials).filter((name) => !wanted.includes(name));
+  const problems = [
+    ...missing.map((name) => `The credentials.${name} field is required for ${kind} providers.`),
+    ...extra.map((name) => `The credentials.${name} field is not used by ${kind} providers (they take ${wanted.join(', ')}).`),
+  ];
+  if (problems.length) throw validationError(problems);
+}
+
+async function nameTaken(db: DbOrTx, name: string, exceptId = 0): Promise<void> {
+  const [row] = await db.execute(sql`select 1 from providers where lower(name) = lower(${name}) and id <> ${exceptId}`);
+  if (row) throw validationError(['The name has already been taken.']);
+}
+
+export async function createProvider(db: Db, codeKey: Buffer, input: ProviderInput): Promise<ProviderView> {
+  checkCredentials(input.kind, input.credentials);
+  await nameTaken(db, input.name);
+  const [row] = await db.execute<ProviderView>(sql`
+    with created as (
+      insert into providers (name, kind, base_url, credentials_sealed, timeout_ms, status, balance_low_threshold)
+      values (${input.name}, ${input.kind}, ${input.base_url}, ${sealCredentials(codeKey, input.credentials)},
+              ${input.timeout_ms ?? 10_000}, ${input.status ?? 'active'}, ${input.balance_low_threshold ?? null}::numeric)
+      returning *
+    )
+    select ${PROVIDER_VIEW} from created`);
+  return row!;
+}
+
+/** Changes the fields given; `credentials`, when given, replace the stored ones whole. */
+export async function updateProvider(db: Db, codeKey: Buffer, id: number, patch: Partial<Omit<ProviderInput, 'kind'>>): Promise<ProviderView> {
+  const [current] = await db.execute<{ kind: ProviderKind }>(sql`select kind from providers where id = ${id}`);
+  if (!current) throw new AppError('not_found', 'Provider not found.');
+  if (patch.credentials) checkCredentials(current.kind, patch.credentials);
+  if (patch.name !== undefined) await nameTaken(db, patch.name, id);
+  const set = [
+    patch.name !== undefined && sql`name = ${patch.name}`,
+    patch.base_url !== undefined && sql`base_url = ${patch.base_url}`,
+    patch.credentials !== undefined && sql`credentials_sealed = ${sealCredentials(codeKey, patch.credentials)}`,
+    patch.timeout_ms !== undefined && sql`timeout_ms = ${patch.timeout_ms}`,
+    patch.status !== undefined && sql`status = ${patch.status}`,
+    patch.balance_low_threshold !== undefined && sql`balance_low_threshold = ${patch.balance_low_threshold}::numeric`,
+  ].filter((part) => part !== false);
+  await db.execute(sql`update providers set ${sql.join([...set, sql`updated_at = now()`], sql`, `)} where id = ${id}`);
+  return (await listProviders(db, id))[0]!;
+}
+
+/** Every provider (or one), with its circuit state, last error and last known balance. */
+export const listProviders = async (db: DbOrTx, id?: number): Promise<ProviderView[]> => [
+  ...(await db.execute<ProviderView>(sql`
+    select ${PROVIDER_VIEW} from providers
+    where ${id === undefined ? sql`true` : sql`id = ${id}`}
+    order by id`)),
+];
+
+export type RouteInput = { provider_id: number; product_code: string; cost?: string | null };
+export type RouteView = RouteInput & { position: number; provider: string; cost: string | null };
+
+/** Replaces a top-up service's routes, in priority order (`[]`: an operator fulfils its orders by hand). */
+export async function setRoutes(db: Db, topUpServiceId: number, routes: RouteInput[]): Promise<RouteView[]> {
+  return db.transaction(async (tx) => {
+    const [service] = await tx.execute(sql`select 1 from top_up_services where id = ${topUpServiceId} for update`);
+    if (!service) throw new AppError('not_found', 'Top-up service not found.');
+    const ids = routes.map((route) => route.provider_id);
+    const known = new Set(ids.length ? (await tx.select({ id: providers.id }).from(providers).where(inArray(providers.id, ids))).map((row) => row.id) : []);
+    const unknown = routes.findIndex((route) => !known.has(route.provider_id));
+    if (unknown >= 0) throw validationError([`The routes.${unknown}.provider id is invalid.`]);
+    await tx.execute(sql`delete from top_up_routes where top_up_service_id = ${topUpServiceId}`);
+    for (const [position, route] of routes.entries()) {
+      await tx.execute(sql`
+        insert into top_up_routes (top_up_service_id, position, provider_id, product_code, cost)
+        values (${topUpServiceId}, ${position}, ${route.provider_id}, ${route.product_code}, ${route.cost ?? null}::numeric)`);
+    }
+    return routesOf(tx, topUpServiceId);
+  });
+}
+
+export const routesOf = async (db: DbOrTx, topUpServiceId: number): Promise<RouteView[]> => [
+  ...(await db.execute<RouteView>(sql`
+    select r.position, r.provider_id, p.name as provider, r.product_code, r.cost
+    from top_up_routes r join providers p on p.id = r.provider_id
+    where r.top_up_service_id = ${topUpServiceId} order by r.position`)),
+];
+
+export type AttemptView = {
+  id: number;
+  provider_id: number;
+  provider: string;
+  product_code: string;
+  cost: string | null;
+  outcome: string;
+  provider_reference: string | null;
+  detail: string | null;
+  status_queries: number;
+  started_at: string;
+  settled_at: string | null;
+};
+
+/** One order of any account, with its lines and every provider attempt (C22). */
+export async function showOrder(db: DbOrTx, utr: string) {
+  const [order] = await db.execute<Record<string, unknown> & { id: number }>(sql`
+    select o.id::float8 as id, o.utr, o.account_id, o.kind, o.status, o.total, o.currency, o.refunded_amount, o.note,
+           o.informations, o.awaiting_operator_since, o.created_at, o.updated_at, o.completed_at,
+           coalesce((select jsonb_agg(jsonb_build_object(
+             'top_up_service_id', l.top_up_service_id, 'card_service_id', l.card_service_id, 'quantity', l.quantity,
+             'unit_price', l.unit_price, 'line_total', l.line_total) order by l.id)
+             from order_lines l where l.order_id = o.id), '[]'::jsonb) as lines
+    from orders o where o.utr = ${utr}`);
+  if (!order) throw new AppError('not_found', 'Order not found.');
+  const attempts = await db.execute<AttemptView>(sql`
+    select a.id::float8 as id, a.provider_id, p.name as provider, a.product_code, a.cost, a.outcome, a.provider_reference,
+           a.detail, a.status_queries, a.created_at as started_at, a.settled_at
+    from provider_attempts a join providers p on p.id = a.provider_id
+    where a.order_id = ${order.id} order by a.id`);
+  const { id: _id, ...rest } = order;
+  return { ...rest, attempts: [...attempts] };
+}
+
+export type MarginRow = { provider_id: number; provider: string; top_up_service_id: number; service: string; orders: number; sales: string; cost: string; margin: string };
+
+/**
+ * Sales, cost and margin of the top-ups delivered by a provider between `from` (inclusive) and `to` (exclusive),
+ * per provider and service: sales are what the buyers paid, cost what the route said the provider charges.
+ */
+export async function marginReport(db: DbOrTx, from: string, to: string) {
+  const rows = await db.execute<MarginRow>(sql`
+    select a.provider_id, p.name as provider, l.top_up_service_id, s.name as service, count(*)::int as orders,
+           sum(o.total)::numeric(14, 2)::text as sales, coalesce(sum(a.cost), 0)::numeric(14, 2)::text as cost,
+           (sum(o.total) - coalesce(sum(a.cost), 0))::numeric(14, 2)::text as margin
+    from provider_attempts a
+    join orders o on o.id = a.order_id
+    join order_lines l on l.order_id = o.id
+    join providers p on p.id = a.provider_id
+    join top_up_services s on s.id = l.top_up_service_id
+    where a.outcome = 'completed' and a.settled_at >= ${from}::timestamptz and a.settled_at < ${to}::timestamptz
+    group by a.provider_id, p.name, l.top_up_service_id, s.name
+    order by a.provider_id, l.top_up_service_id`);
+  const sum = (field: 'sales' | 'cost' | 'margin') => rows.reduce((cents, row) => cents + Math.round(Number(row[field]) * 100), 0);
+  const money = (cents: number) => (cents / 100).toFixed(2);
+  const byProvider = new Map<number, { provider_id: number; provider: string; orders: number; sales: number; cost: number }>();
+  for (const row of rows) {
+    const entry = byProvider.get(row.provider_id) ?? { provider_id: row.provider_id, provider: row.provider, orders: 0, sales: 0, cost: 0 };
+    entry.orders += row.orders;
+    entry.sales += Math.round(Number(row.sales) * 100);
+    entry.cost += Math.round(Number(row.cost) * 100);
+    byProvider.set(row.provider_id, entry);
+  }
+  return {
+    from,
+    to,
+    providers: [...byProvider.values()].map(({ sales, cost, ...entry }) => ({ ...entry, sales: money(sales), cost: money(cost), margin: money(sales - cost) })),
+    services: [...rows],
+    total: { orders: rows.reduce((n, row) => n + row.orders, 0), sales: money(sum('sales')), cost: money(sum('cost')), margin: money(sum('margin')) },
+  };
+}
+
+/** Per provider, for /metrics: whether its circuit is open, and its orders sent and not yet settled. */
+export const providerStates = async (db: DbOrTx) =>
+  (
+    await db.execute<{ provider: string; circuit_open: boolean; unsettled: number }>(sql`
+      select p.name as provider, coalesce(p.circuit_open_until > now(), false) as circuit_open,
+             (select count(*)::int from provider_attempts a where a.provider_id = p.id and a.outcome in ('sending', 'pending', 'unknown')) as unsettled
+      from providers p order by p.id`)
+  ).map((row) => ({ provider: row.provider, circuitOpen: row.circuit_open, unsettled: row.unsettled }));

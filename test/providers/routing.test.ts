@@ -1,0 +1,253 @@
+/**
+ * The routing rules of C22 with real workers, a real PostgreSQL and Redis, and local supplier servers that keep their
+ * own ledgers: the next route only after a definite refusal, unknown outcomes settled by status queries and
+ * callbacks (never by another provider), every route refused → refund, open circuits skipped.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signHttpBody } from '../../src/modules/providers/adapters/http.js';
+import { createTestAccount, expectFailure, expectJson, type Json } from '../helpers/api.js';
+import { createOrder, createTopUp } from '../helpers/fixtures.js';
+import { startTestApp, type TestApp } from '../helpers/harness.js';
+import { startDigiflazzServer, type DigiflazzServer } from '../helpers/suppliers/digiflazz-server.js';
+import { startHttpSupplier, type HttpSupplier } from '../helpers/suppliers/http-supplier.js';
+import { waitFor } from '../helpers/system.js';
+
+const SECRET_A = 'supplier-a-secret-0123456789';
+const SECRET_B = 'supplier-b-secret-0123456789';
+
+let app: TestApp;
+let supplierA: HttpSupplier;
+let supplierB: HttpSupplier;
+let digiflazz: DigiflazzServer;
+const providerIds: Record<string, number> = {};
+let accountId: number;
+
+const admin = (method: string, path: string, body?: unknown) =>
+  app.request(`/admin${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${app.adminToken}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+
+async function addProvider(body: Record<string, unknown>): Promise<number> {
+  const created = await expectJson(await admin('POST', '/providers', body), 200);
+  return created.message.id as number;
+}
+
+beforeAll(async () => {
+  supplierA = await startHttpSupplier({ secret: SECRET_A });
+  supplierB = await startHttpSupplier({ secret: SECRET_B });
+  digiflazz = await startDigiflazzServer();
+  app = await startTestApp({
+    workers: true,
+    workerOptions: { settleBaseMs: 100, reconciler: { intervalMs: 500, staleAfterMs: 1000 } },
+    env: { PROVIDER_CIRCUIT_FAILURES: '3', PROVIDER_CIRCUIT_OPEN_SECONDS: '2' },
+  });
+  providerIds.a = await addProvider({ name: 'Supplier A', kind: 'http', base_url: supplierA.url, credentials: { secret: SECRET_A }, timeout_ms: 500 });
+  providerIds.b = await addProvider({ name: 'Supplier B', kind: 'http', base_url: supplierB.url, credentials: { secret: SECRET_B } });
+  providerIds.d = await addProvider({ name: 'Digiflazz', kind: 'digiflazz', base_url: digiflazz.url, credentials: digiflazz.credentials });
+  accountId = (await createTestAccount(app, '0.00')).id;
+});
+afterAll(async () => {
+  await app?.close();
+  await Promise.all([supplierA?.close(), supplierB?.close(), digiflazz?.close()]);
+});
+
+/** A top-up service routed to `providers` in that order, each with its product code `<name>-<service>` and cost 4.00. */
+async function routedService(providers: string[]): Promise<number> {
+  const topUp = await createTopUp(app.services.db, { name: 'Game', services: [{ name: 'Game 6.00', price: '6.00' }] });
+  const serviceId = topUp.services[0]!.id;
+  const routes = providers.map((name) => ({ provider_id: providerIds[name], product_code: `${name}-${serviceId}`, cost: '4.00' }));
+  await expectJson(await admin('PUT', `/top-up-services/${serviceId}/routes`, routes), 200);
+  return serviceId;
+}
+
+/** An accepted top-up order of `serviceId`, handed to the fulfilment queue as placement does. */
+async function order(serviceId: number) {
+  const [service] = await app.services.sql<{ top_up_id: number }[]>`select top_up_id from top_up_services where id = ${serviceId}`;
+  const placed = await createOrder(app.services.db, { accountId, topUpId: service!.top_up_id, serviceId, unitPrice: '6.00', informations: { 'Player id': '777' } });
+  await app.services.queues.fulfilment.add('fulfil', { orderId: placed.id, utr: placed.utr }, { jobId: placed.utr });
+  return placed.utr;
+}
+
+const shown = async (utr: string): Promise<Json> => (await expectJson(await admin('GET', `/orders/${utr}`), 200)).message;
+
+/** Waits until the order has left `initiate` or been handed to an operator, and returns it as the admin API shows it. */
+const settled = (utr: string) =>
+  waitFor(`order ${utr} to settle`, async () => {
+    const view = await shown(utr);
+    return (view.status !== 0 || view.awaiting_operator_since !== null) && view;
+  }, 20_000);
+
+const outcomes = (view: Json) => (view.attempts as Json[]).map((attempt) => `${attempt.provider}:${attempt.outcome}`);
+
+describe('routing', () => {
+  it('delivers through the first route and records the attempt with its cost', async () => {
+    const utr = await order(await routedService(['a', 'b']));
+    const view = await settled(utr);
+    expect(view.status).toBe(1);
+    expect(outcomes(view)).toEqual(['Supplier A:completed']);
+    expect(view.attempts[0]).toMatchObject({ cost: '4.00', status_queries: 0 });
+    expect(supplierA.ledger.get(utr)?.deliveries).toBe(1);
+    expect(supplierB.ledger.has(utr)).toBe(false);
+  });
+
+  it('goes to the next route after a definite refusal', async () => {
+    const serviceId = await routedService(['a', 'b']);
+    supplierA.behaviour.products[`a-${serviceId}`] = { mode: 'refuse' };
+    const utr = await order(serviceId);
+    const view = await settled(utr);
+    expect(view.status).toBe(1);
+    expect(outcomes(view)).toEqual(['Supplier A:refused', 'Supplier B:completed']);
+    expect(view.attempts[0].detail).toContain('out of stock');
+    expect(supplierA.ledger.get(utr)?.deliveries).toBe(0);
+    expect(supplierB.ledger.get(utr)?.deliveries).toBe(1);
+  });
+
+  it('refunds the order when every route refused, and nothing was delivered anywhere', async () => {
+    const serviceId = await routedService(['a', 'b']);
+    supplierA.behaviour.products[`a-${serviceId}`] = { mode: 'refuse' };
+    supplierB.behaviour.products[`b-${serviceId}`] = { mode: 'refuse', refuseStatus: 409 };
+    const utr = await order(serviceId);
+    const view = await settled(utr);
+    expect(view.status).toBe(2);
+    expect(view.refunded_amount).toBe('6.00');
+    expect(outcomes(view)).toEqual(['Supplier A:refused', 'Supplier B:refused']);
+    expect(supplierA.ledger.get(utr)?.deliveries ?? 0).toBe(0);
+    expect(supplierB.ledger.get(utr)?.deliveries ?? 0).toBe(0);
+  });
+
+  it('settles a lost answer by a status query at the same provider, never sending elsewhere', async () => {
+    const serviceId = await routedService(['a', 'b']);
+    supplierA.behaviour.products[`a-${serviceId}`] = { mode: 'dropAfterDelivering' };
+    const utr = await order(serviceId);
+    const view = await settled(utr);
+    expect(view.status).toBe(1);
+    expect(outcomes(view)).toEqual(['Supplier A:completed']);
+    expect(view.attempts[0].status_queries).toBe(1);
+    expect(supplierA.ledger.get(utr)?.deliveries).toBe(1);
+    expect(supplierB.ledger.has(utr)).toBe(false);
+  });
+
+  it('settles a timeout by status queries while the provider is still delivering', async () => {
+    const serviceId = await routedService(['a', 'b']);
+    supplierA.behaviour.products[`a-${serviceId}`] = { mode: 'slow', slowMs: 1500 };
+    const utr = await order(serviceId);
+    const view = await settled(utr);
+    expect(view.status).toBe(1);
+    expect(outcomes(view)).toEqual(['Supplier A:completed']);
+    expect(supplierB.ledger.has(utr)).toBe(false);
+  });
+
+  it('moves on after a 5xx only once the status query says the provider never received the order', async () => {
+    const serviceId = await routedService(['a', 'b']);
+    supplierA.behaviour.products[`a-${serviceId}`] = { mode: 'error500' };
+    const utr = await order(serviceId);
+    const view = await settled(utr);
+    expect(view.status).toBe(1);
+    expect(outcomes(view)).toEqual(['Supplier A:refused', 'Supplier B:completed']);
+    expect(view.attempts[0].detail).toBe('never received by the provider');
+    expect(supplierB.ledger.get(utr)?.deliveries).toBe(1);
+  });
+
+  it('completes a pending order by its callback, once, whatever the callback repeats', async () => {
+    const serviceId = await routedService(['b', 'a']);
+    supplierB.behaviour.products[`b-${serviceId}`] = {
+      mode: 'pending',
+      completeAfterMs: 100,
+      callbackUrl: `${app.baseUrl}/callbacks/providers/${providerIds.b}`,
+      callbackTwice: true,
+    };
+    const utr = await order(serviceId);
+    const view = await settled(utr);
+    expect(view.status).toBe(1);
+    expect(outcomes(view)).toEqual(['Supplier B:completed']);
+    await waitFor('both callbacks answered', async () => supplierB.callbacks.filter((c) => c.reference === utr && c.status !== undefined).length === 2);
+    expect(supplierB.callbacks.filter((c) => c.reference === utr).map((c) => c.status)).toEqual([200, 200]);
+    const [changes] = await app.services.sql`select count(*)::int as n from webhook_events where data->>'utr' = ${utr}`;
+    expect(changes!.n).toBeLessThanOrEqual(1);
+  });
+
+  it('refuses a callback with a bad signature, for another provider, or about an order it was not sent', async () => {
+    const serviceId = await routedService(['b']);
+    const utr = await order(serviceId);
+    await settled(utr);
+    const body = JSON.stringify({ reference: utr, status: 'refused', reason: 'forged' });
+    const post = (providerId: number, headers: Record<string, string>, text = body) =>
+      app.request(`/callbacks/providers/${providerId}`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: text });
+    expect(await expectFailure(await post(providerIds.b!, signHttpBody('wrong-secret-0123456789', body)), 401)).toBe('The signature is missing, stale or not valid.');
+    expect(await expectFailure(await post(providerIds.b!, {}), 401)).toBe('The signature is missing, stale or not valid.');
+    // Signed by A, about an order only B had.
+    expect(await expectFailure(await post(providerIds.a!, signHttpBody(SECRET_A, body)), 404)).toBe('No order with that reference was sent to this provider.');
+    expect(await expectFailure(await post(999999, signHttpBody(SECRET_B, body)), 404)).toBe('Provider not found.');
+    // A late refusal of a completed order changes nothing.
+    expect((await expectJson(await post(providerIds.b!, signHttpBody(SECRET_B, body)), 200)).message).toEqual({ reference: utr, outcome: 'refused', result: 'unchanged' });
+    expect((await shown(utr)).status).toBe(1);
+  });
+
+  it('delivers through Digiflazz', async () => {
+    const utr = await order(await routedService(['d', 'a']));
+    const view = await settled(utr);
+    expect(view.status).toBe(1);
+    expect(outcomes(view)).toEqual(['Digiflazz:completed']);
+    expect(digiflazz.ledger.deliveryCounts.get(utr)).toBe(1);
+    expect(digiflazz.ledger.deliveries.get(utr)?.customer_no).toBe('777');
+  });
+
+  it('hands an order that no status query settles to an operator, never to another provider', async () => {
+    const serviceId = await routedService(['a', 'b']);
+    supplierA.behaviour.products[`a-${serviceId}`] = { mode: 'pending', completeAfterMs: 3_600_000 };
+    const utr = await order(serviceId);
+    await waitFor('the order to be pending at A', async () => (await shown(utr)).attempts[0]?.outcome === 'pending');
+    // Settling time is over for this attempt (as if PROVIDER_SETTLE_HOURS had passed).
+    await app.services.sql`update provider_attempts set created_at = now() - interval '25 hours' where order_id = (select id from orders where utr = ${utr})`;
+    const view = await settled(utr);
+    expect(view.status).toBe(0);
+    expect(view.awaiting_operator_since).not.toBeNull();
+    expect(view.note).toContain('has not settled');
+    expect(supplierB.ledger.has(utr)).toBe(false);
+  });
+});
+
+describe('circuit breaker', () => {
+  it('opens after consecutive unknown outcomes: every process skips the provider for new orders, then probes it', async () => {
+    const serviceId = await routedService(['a', 'b']);
+    supplierA.behaviour.products[`a-${serviceId}`] = { mode: 'down' };
+    const first = await Promise.all([order(serviceId), order(serviceId), order(serviceId)]);
+    await waitFor('the circuit of A to open', async () => {
+      const list = (await expectJson(await admin('GET', '/providers'), 200)).message as Json[];
+      return list.find((p) => p.id === providerIds.a)?.circuit === 'open';
+    });
+    const metrics = await (await app.request('/metrics')).text();
+    expect(metrics).toMatch(/^provider_circuit_open\{provider="Supplier A"\} 1$/m);
+    expect(metrics).toMatch(/^provider_requests_total\{provider="Supplier A",request="send",outcome="unknown"\} [3-9]/m);
+    // A new order skips A while its circuit is open.
+    const skipping = await order(serviceId);
+    const view = await settled(skipping);
+    expect(outcomes(view)).toEqual(['Supplier B:completed']);
+    // The first orders, whose sends A never received, move on once A answers again: never delivered twice.
+    supplierA.behaviour.products[`a-${serviceId}`] = { mode: 'deliver' };
+    for (const utr of first) {
+      const settledView = await settled(utr);
+      expect(settledView.status).toBe(1);
+      expect((supplierA.ledger.get(utr)?.deliveries ?? 0) + (supplierB.ledger.get(utr)?.deliveries ?? 0)).toBe(1);
+    }
+  });
+});
+
+describe('margin report', () => {
+  it('sums sales, cost and margin per provider and service over delivered orders', async () => {
+    const from = new Date(Date.now() - 3_600_000).toISOString();
+    const to = new Date(Date.now() + 3_600_000).toISOString();
+    const report = (await expectJson(await admin('GET', `/reports/margin?from=${from}&to=${to}`), 200)).message;
+    const [delivered] = await app.services.sql`
+      select count(*)::int as n, coalesce(sum(o.total), 0)::text as sales from provider_attempts a join orders o on o.id = a.order_id where a.outcome = 'completed'`;
+    expect(report.total.orders).toBe(delivered!.n);
+    expect(Number(report.total.sales)).toBeCloseTo(Number(delivered!.sales), 2);
+    expect(Number(report.total.cost)).toBeCloseTo(4 * delivered!.n, 2);
+    expect(Number(report.total.margin)).toBeCloseTo(Number(delivered!.sales) - 4 * delivered!.n, 2);
+    const a = report.providers.find((p: Json) => p.provider === 'Supplier A');
+    expect(a).toMatchObject({ provider_id: providerIds.a });
+    expect(await expectFailure(await admin('GET', `/reports/margin?from=${to}&to=${from}`), 422)).toEqual(['The to field must be after from.']);
+  });
+});

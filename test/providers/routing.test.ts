@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signHttpBody } from '../../src/modules/providers/adapters/http.js';
+import { checkBalances } from '../../src/modules/providers/balances.js';
 import { createTestAccount, expectFailure, expectJson, type Json } from '../helpers/api.js';
 import { createOrder, createTopUp } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
@@ -249,5 +250,29 @@ describe('margin report', () => {
     const a = report.providers.find((p: Json) => p.provider === 'Supplier A');
     expect(a).toMatchObject({ provider_id: providerIds.a });
     expect(await expectFailure(await admin('GET', `/reports/margin?from=${to}&to=${from}`), 422)).toEqual(['The to field must be after from.']);
+  });
+});
+
+describe('provider balances', () => {
+  const alerts = async () =>
+    (await app.services.sql<{ data: Json }[]>`select data from webhook_events where type = 'provider.balance_low' and account_id is null order by id`).map((row) => row.data);
+
+  it('reads each balance and raises provider.balance_low once per crossing of the threshold', async () => {
+    const { db, config, logger } = app.services;
+    await expectJson(await admin('PATCH', `/providers/${providerIds.b}`, { balance_low_threshold: '5000.00' }), 200);
+    await checkBalances(db, config.codeEncryptionKey, logger);
+    await checkBalances(db, config.codeEncryptionKey, logger);
+    expect(await alerts()).toEqual([{ provider_id: providerIds.b, name: 'Supplier B', balance: supplierB.balance, threshold: '5000.00' }]);
+    const listed = ((await expectJson(await admin('GET', '/providers'), 200)).message as Json[]).find((p) => p.id === providerIds.b)!;
+    expect(listed.balance).toBe(supplierB.balance);
+    expect(listed.balance_checked_at).not.toBeNull();
+    // Back above the threshold clears it; the next fall alerts again.
+    await expectJson(await admin('PATCH', `/providers/${providerIds.b}`, { balance_low_threshold: '1.00' }), 200);
+    await checkBalances(db, config.codeEncryptionKey, logger);
+    expect(await alerts()).toHaveLength(1);
+    await expectJson(await admin('PATCH', `/providers/${providerIds.b}`, { balance_low_threshold: '5000.00' }), 200);
+    await checkBalances(db, config.codeEncryptionKey, logger);
+    expect(await alerts()).toHaveLength(2);
+    await expectJson(await admin('PATCH', `/providers/${providerIds.b}`, { balance_low_threshold: null }), 200);
   });
 });

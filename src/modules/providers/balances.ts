@@ -25,16 +25,14 @@ export async function checkBalances(db: Db, codeKey: Buffer, logger: Logger): Pr
       logger.warn({ err, provider: provider.name }, 'provider balance could not be read');
       continue;
     }
+    // One statement: the balance written, and whether this reading is the one that crossed below the threshold.
     const [flipped] = await db.execute<BalanceLow & { alerted: boolean }>(sql`
-      with read as (
-        update providers set balance = ${balance}::numeric, balance_checked_at = now() where id = ${provider.id}
-        returning id, balance, balance_low_threshold
-      )
-      update providers p set balance_low_alerted = read.balance < read.balance_low_threshold
-      from read
-      where p.id = read.id and p.balance_low_alerted <> coalesce(read.balance < read.balance_low_threshold, false)
-      returning p.id as provider_id, p.name, read.balance::text as balance, read.balance_low_threshold::text as threshold,
-                p.balance_low_alerted as alerted`);
+      update providers p set balance = ${balance}::numeric, balance_checked_at = now(),
+        balance_low_alerted = coalesce(${balance}::numeric < p.balance_low_threshold, false)
+      from (select id, balance_low_alerted as was from providers where id = ${provider.id} for update) old
+      where p.id = old.id
+      returning p.id as provider_id, p.name, p.balance::text as balance, p.balance_low_threshold::text as threshold,
+                p.balance_low_alerted and not old.was as alerted`);
     if (flipped?.alerted) {
       const { alerted: _alerted, ...alert } = flipped;
       await recordOperatorEvent(db, 'provider.balance_low', alert);

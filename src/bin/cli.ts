@@ -5,6 +5,7 @@ import { AppError } from '../errors.js';
 import { MAX_ID } from '../http/validation.js';
 import { adminCommands } from '../modules/admin/cli.js';
 import { licenseCommands } from '../modules/license/cli.js';
+import { providerCommands } from '../modules/providers/cli.js';
 import { storeCommands } from '../modules/store/cli.js';
 import { webhookCommands } from '../modules/webhooks/cli.js';
 import type { CliCommand, CliIo } from './cli-types.js';
@@ -17,6 +18,7 @@ import type { CliCommand, CliIo } from './cli-types.js';
 const commands: Record<string, CliCommand> = {
   ...adminCommands,
   ...licenseCommands,
+  ...providerCommands,
   ...storeCommands,
   ...webhookCommands,
 };

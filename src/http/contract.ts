@@ -158,6 +158,10 @@ export const readableBody =
     await next();
   };
 
+/** Whether a JSON body schema is a list (also one checked entry by entry first, a preprocessed list). */
+const takesList = (schema: z.ZodType | undefined): boolean =>
+  schema instanceof z.ZodArray || (schema instanceof z.ZodPipe && schema.out instanceof z.ZodArray);
+
 /** The validated body, whichever encoding it came in: `read` is `(target) => c.req.valid(target)`. */
 export function validBody<T>(c: Context, read: (target: 'json' | 'form') => T): T {
   const type = (c.req.header('content-type') ?? '').toLowerCase();
@@ -220,7 +224,7 @@ export function endpoint<
     // A public route says so (the token exchange, operations).
     security: guard ? guard.security : [],
     // The body is read first: a guard may take its credentials from it (Interface B's api_key).
-    middleware: [...(body ? [readableBody(spec.plainText !== undefined, spec.jsonBody instanceof z.ZodArray)] : []), ...(guard?.middleware ? [guard.middleware] : []), ...(spec.use ?? [])],
+    middleware: [...(body ? [readableBody(spec.plainText !== undefined, takesList(spec.jsonBody))] : []), ...(guard?.middleware ? [guard.middleware] : []), ...(spec.use ?? [])],
     request: {
       query: query as Q,
       params: params as P,

@@ -38,7 +38,7 @@ export function providerAdminRoutes() {
   );
 
   router.openapi(
-    endpoint({ ...common, method: 'get', path: '/top-up-services/:id/routes', summary: "A top-up service's provider routes", params: IdParam, ok: z.array(Route) }),
+    endpoint({ ...common, method: 'get', path: '/top-up-services/:id/routes', summary: "A top-up service's provider routes", params: IdParam, ok: z.array(Route), errors: [404] }),
     async (c) => c.json({ status: 'success' as const, message: await routesOf(c.var.services.db, c.req.valid('param').id) }, 200),
   );
 

@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { id, requiredText, text } from '../../http/validation.js';
 import { moneyAmount } from '../admin/schemas.js';
+import { listOf } from '../store/schemas.js';
 import { PROVIDER_KIND_NAMES } from './registry.js';
 
 /** C22 request and response bodies: one schema per request. */
@@ -58,11 +59,10 @@ const RouteInput = z.object({
   cost: moneyAmount(false).nullable().optional().openapi({ description: 'What the provider charges for one delivery (the margin report)' }),
 });
 
-export const RoutesBody = z
-  .array(RouteInput, { error: 'must be a list of routes.' })
-  .max(10, { error: 'must not have more than 10 items.' })
-  .refine((routes) => new Set(routes.map((route) => route.provider_id)).size === routes.length, { error: 'must name each provider once.' })
-  .openapi({ description: 'The routes in priority order; [] leaves the service to an operator' });
+/** Checked entry by entry, so that a failure names the route (`routes.1.product code`). */
+export const RoutesBody = listOf('routes', RouteInput, { max: 10, distinct: 'provider_id' }).openapi({
+  description: 'The routes in priority order; [] leaves the service to an operator',
+});
 
 export const Route = z
   .object({ position: z.number().int(), provider_id: z.number().int(), provider: z.string(), product_code: z.string(), cost: z.string().nullable() })
@@ -104,11 +104,18 @@ export const OrderWithAttempts = z
   })
   .openapi('OrderWithAttempts');
 
-const instant = requiredText(40).refine((v) => !Number.isNaN(Date.parse(v)), { error: 'must be a date or a date and time (ISO 8601).' });
+/** A day (`2026-11-01`, midnight UTC) or an ISO 8601 instant with its offset; the calendar must hold it. */
+const ISO_INSTANT = /^(\d{4}-\d{2}-\d{2})(T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2}))?$/;
+const isInstant = (v: string) => {
+  const day = ISO_INSTANT.exec(v)?.[1];
+  return day !== undefined && !day.startsWith('0000') && new Date(`${day}T00:00:00Z`).toISOString().startsWith(day) && !Number.isNaN(Date.parse(v));
+};
+const instant = requiredText(40).refine(isInstant, { error: 'must be a date (YYYY-MM-DD) or an ISO 8601 date and time with its offset.' });
 
 export const MarginQuery = z
   .object({ from: instant, to: instant })
-  .refine((q) => Date.parse(q.from) < Date.parse(q.to), { error: 'The to field must be after from.', path: ['to'] });
+  // Only once both are instants: a bad `from` is one message, not two.
+  .refine((q) => !isInstant(q.from) || !isInstant(q.to) || Date.parse(q.from) < Date.parse(q.to), { error: 'The to field must be after from.', path: ['to'] });
 
 const figures = { orders: z.number().int(), sales: z.string(), cost: z.string(), margin: z.string() };
 export const MarginReport = z

@@ -3,6 +3,7 @@ import { inArray, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../../db/client.js';
 import { providers, type ProviderKind, type ProviderStatus } from '../../db/schema.js';
 import { AppError, validationError } from '../../errors.js';
+import { isoMicros } from '../../lib/time.js';
 import { PROVIDER_KINDS } from './registry.js';
 import { sealCredentials } from './connections.js';
 
@@ -41,6 +42,16 @@ const PROVIDER_VIEW = sql`
   case when circuit_open_until > now() then circuit_open_until end as circuit_open_until,
   last_error, last_error_at, balance, balance_checked_at, balance_low_threshold, created_at, updated_at`;
 
+/** Timestamps as C2 has them (ISO 8601 UTC, microseconds), whatever PostgreSQL wrote. */
+const presentProvider = (row: ProviderView): ProviderView => ({
+  ...row,
+  circuit_open_until: isoMicros(row.circuit_open_until),
+  last_error_at: isoMicros(row.last_error_at),
+  balance_checked_at: isoMicros(row.balance_checked_at),
+  created_at: isoMicros(row.created_at),
+  updated_at: isoMicros(row.updated_at),
+});
+
 /** Every credential the kind needs is given, and nothing else: a typo never silently drops the real field. */
 function checkCredentials(kind: ProviderKind, credentials: Record<string, string>): void {
   const wanted = Object.keys(PROVIDER_KINDS[kind].credentials);
@@ -69,7 +80,7 @@ export async function createProvider(db: Db, codeKey: Buffer, input: ProviderInp
       returning *
     )
     select ${PROVIDER_VIEW} from created`);
-  return row!;
+  return presentProvider(row!);
 }
 
 /** Changes the fields given; `credentials`, when given, replace the stored ones whole. */
@@ -96,7 +107,7 @@ export const listProviders = async (db: DbOrTx, id?: number): Promise<ProviderVi
     select ${PROVIDER_VIEW} from providers
     where ${id === undefined ? sql`true` : sql`id = ${id}`}
     order by id`)),
-];
+].map(presentProvider);
 
 export type RouteInput = { provider_id: number; product_code: string; cost?: string | null };
 export type RouteView = RouteInput & { position: number; provider: string; cost: string | null };
@@ -120,12 +131,14 @@ export async function setRoutes(db: Db, topUpServiceId: number, routes: RouteInp
   });
 }
 
-export const routesOf = async (db: DbOrTx, topUpServiceId: number): Promise<RouteView[]> => [
-  ...(await db.execute<RouteView>(sql`
+export async function routesOf(db: DbOrTx, topUpServiceId: number): Promise<RouteView[]> {
+  const [service] = await db.execute(sql`select 1 from top_up_services where id = ${topUpServiceId}`);
+  if (!service) throw new AppError('not_found', 'Top-up service not found.');
+  return [...(await db.execute<RouteView>(sql`
     select r.position, r.provider_id, p.name as provider, r.product_code, r.cost
     from top_up_routes r join providers p on p.id = r.provider_id
-    where r.top_up_service_id = ${topUpServiceId} order by r.position`)),
-];
+    where r.top_up_service_id = ${topUpServiceId} order by r.position`))];
+}
 
 export type AttemptView = {
   id: number;
@@ -148,7 +161,7 @@ export async function showOrder(db: DbOrTx, utr: string) {
            o.informations, o.awaiting_operator_since, o.created_at, o.updated_at, o.completed_at,
            coalesce((select jsonb_agg(jsonb_build_object(
              'top_up_service_id', l.top_up_service_id, 'card_service_id', l.card_service_id, 'quantity', l.quantity,
-             'unit_price', l.unit_price, 'line_total', l.line_total) order by l.id)
+             'unit_price', l.unit_price::text, 'line_total', l.line_total::text) order by l.id)
              from order_lines l where l.order_id = o.id), '[]'::jsonb) as lines
     from orders o where o.utr = ${utr}`);
   if (!order) throw new AppError('not_found', 'Order not found.');
@@ -158,7 +171,12 @@ export async function showOrder(db: DbOrTx, utr: string) {
     from provider_attempts a join providers p on p.id = a.provider_id
     where a.order_id = ${order.id} order by a.id`);
   const { id: _id, ...rest } = order;
-  return { ...rest, attempts: [...attempts] };
+  const times = ['awaiting_operator_since', 'created_at', 'updated_at', 'completed_at'] as const;
+  return {
+    ...rest,
+    ...Object.fromEntries(times.map((key) => [key, isoMicros(order[key] as string | null)])),
+    attempts: attempts.map((attempt) => ({ ...attempt, started_at: isoMicros(attempt.started_at), settled_at: isoMicros(attempt.settled_at) })),
+  };
 }
 
 export type MarginRow = { provider_id: number; provider: string; top_up_service_id: number; service: string; orders: number; sales: string; cost: string; margin: string };

@@ -43,10 +43,14 @@ function entryProblem(where: string, item: z.ZodType, entry: unknown): string | 
 }
 
 /** A list of objects checked entry by entry, so that a failure names the entry; `distinct` is a key no two entries share. */
-const listOf = <T extends z.ZodType>(name: string, item: T, { max, distinct }: { max: number; distinct: string }) =>
+export const listOf = <T extends z.ZodType>(name: string, item: T, { max, distinct }: { max: number; distinct: string }) =>
   z.preprocess(
     (value, ctx) => {
       if (!Array.isArray(value)) return value;
+      if (value.length > max) {
+        ctx.addIssue({ code: 'custom', message: `The ${fieldLabel(name)} field must not have more than ${max} items.`, input: value });
+        return value;
+      }
       const seen = new Set<unknown>();
       for (const [i, entry] of value.entries()) {
         const where = `${fieldLabel(name)}.${i}`;

@@ -1,0 +1,110 @@
+import { readFile } from 'node:fs/promises';
+import type { CliArg, CliCommand, CliOption } from '../../bin/cli-types.js';
+import { optionsInput } from '../../bin/cli-input.js';
+import { validate } from '../../http/validation.js';
+import { PROVIDER_KIND_NAMES } from './registry.js';
+import { MarginQuery, ProviderBody, ProviderPatch, RoutesBody } from './schemas.js';
+import { createProvider, listProviders, marginReport, routesOf, setRoutes, showOrder, updateProvider } from './service.js';
+
+/** A file's text, or stdin's for `-`. */
+async function readAll(path: string): Promise<string> {
+  if (path !== '-') return readFile(path, 'utf8');
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** JSON text as a value; text that is not JSON stays as it is, for the schema to refuse with the API's message. */
+function parsedOrAsIs(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * A provider's options as the API's body: `--credentials <json>` (or `--credentials-file <path>`, kept out of the
+ * shell's history and the process list) becomes the credentials object, `--timeout-ms 5000` a number; every other
+ * option is the field of its name. The schema then checks it all, with the API's messages.
+ */
+async function providerOptions(options: Record<string, string | true>): Promise<Record<string, string | true>> {
+  const { credentials, 'credentials-file': file, 'timeout-ms': timeout, ...rest } = options;
+  if (credentials !== undefined && file !== undefined) throw new Error('Give the credentials with either --credentials <json> or --credentials-file <path>, not both.');
+  const given = file !== undefined ? await readAll(String(file)) : credentials;
+  const input: Record<string, unknown> = {
+    ...rest,
+    ...(given === undefined ? {} : { credentials: typeof given === 'string' ? parsedOrAsIs(given) : given }),
+    ...(timeout === undefined ? {} : { 'timeout-ms': typeof timeout === 'string' && /^\s*\d+\s*$/.test(timeout) ? Number(timeout) : timeout }),
+  };
+  // Values other than strings pass through optionsInput untouched, to the schema.
+  return input as Record<string, string | true>;
+}
+
+const PROVIDER = { name: 'providerId', description: 'id of the provider', kind: 'id' } as const satisfies CliArg;
+const TOP_UP_SERVICE = { name: 'topUpServiceId', description: 'id of the top-up service', kind: 'id' } as const satisfies CliArg;
+
+/** The provider's fields, required or not (a change takes any of them; the protocol never changes). */
+const providerFields = (create: boolean): CliOption[] => [
+  { name: 'name', value: '<name>', description: 'unique name (case-insensitive)', required: create },
+  ...(create ? [{ name: 'kind', value: '<kind>', description: `protocol: ${PROVIDER_KIND_NAMES.join(' or ')}`, required: true }] : []),
+  { name: 'base-url', value: '<url>', description: 'http(s) address of the provider', required: create },
+  { name: 'credentials', value: '<json>', description: `a JSON object${create ? '' : ' replacing the stored one whole'} (http: secret; digiflazz: username, api_key, webhook_secret)` },
+  { name: 'credentials-file', value: '<path>', description: 'a file holding the credentials JSON (- reads stdin)' },
+  { name: 'timeout-ms', value: '<ms>', description: 'time allowed for each request (100 to 120000, default 10000)' },
+  { name: 'status', value: '<status>', description: 'active or disabled' },
+  { name: 'balance-low-threshold', value: '<amount>', description: 'provider.balance_low is sent when the balance falls below it' },
+];
+
+/** Top-up suppliers for operators (C22): the admin API's provider endpoints, one command each. Credentials are never printed. */
+export const providerCommands: Record<string, CliCommand> = {
+  'providers:add': {
+    description: 'Add a top-up provider; its credentials are sealed and never shown again',
+    options: providerFields(true),
+    run: async ({ db, config }, _args, options) => {
+      return createProvider(db, config.codeEncryptionKey, optionsInput(ProviderBody, await providerOptions(options)));
+    },
+  },
+  'providers:update': {
+    description: 'Change a provider: the options given (credentials given replace the stored ones)',
+    args: [PROVIDER],
+    options: providerFields(false),
+    run: async ({ db, config }, [id], options) =>
+      updateProvider(db, config.codeEncryptionKey, Number(id), optionsInput(ProviderPatch, await providerOptions(options))),
+  },
+  'providers:list': {
+    description: 'Providers with their circuit state, last error and last known balance',
+    run: async ({ db }) => listProviders(db),
+  },
+  'providers:routes': {
+    description: "A top-up service's provider routes; with --json or --file, replaces them (in priority order, [] = by hand)",
+    args: [TOP_UP_SERVICE],
+    options: [
+      { name: 'json', value: '<routes>', description: 'the routes as the admin API takes them: [{"provider_id":1,"product_code":"X","cost":"4.00"}]' },
+      { name: 'file', value: '<path>', description: 'a file holding the routes (- reads stdin)' },
+    ],
+    run: async ({ db }, [id], { json, file }) => {
+      if (json === undefined && file === undefined) return routesOf(db, Number(id));
+      if (json !== undefined && file !== undefined) throw new Error('Give the routes with either --json <routes> or --file <path>, not both.');
+      const routes = parsedOrAsIs(typeof json === 'string' ? json : await readAll(String(file)));
+      if (!Array.isArray(routes)) throw new Error('The body is not a valid JSON list.');
+      return setRoutes(db, Number(id), validate(RoutesBody, routes));
+    },
+  },
+  'orders:show': {
+    description: 'One order of any account, with every provider attempt',
+    args: [{ name: 'utr', description: 'order number' }],
+    run: async ({ db }, [utr]) => showOrder(db, utr!),
+  },
+  'reports:margin': {
+    description: 'Sales, cost and margin of the top-ups delivered between two dates, per provider and service',
+    options: [
+      { name: 'from', value: '<date>', description: 'start (inclusive), ISO 8601', required: true },
+      { name: 'to', value: '<date>', description: 'end (exclusive), ISO 8601', required: true },
+    ],
+    run: async ({ db }, _args, options) => {
+      const { from, to } = optionsInput(MarginQuery, options);
+      return marginReport(db, from, to);
+    },
+  },
+};

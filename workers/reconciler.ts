@@ -42,7 +42,8 @@ export function startReconciler(services: Services, options: ReconcilerOptions =
     const states = await Promise.all(
       stale.map((order) => (order.routingStep > 0 ? queues.routing.getJobState(routingJobId(order.utr, order.routingStep)) : queues.fulfilment.getJobState(order.utr))),
     );
-    const stuck = stale.filter((order, i) => order.routed && (states[i] === 'unknown' || states[i] === 'failed' || (order.routingStep > 0 && states[i] === 'completed')));
+    // A routed order that no job will move on (Redis lost it, or it finished without moving the order) is routed again.
+    const stuck = stale.filter((order, i) => order.routed && (states[i] === 'unknown' || states[i] === 'failed' || states[i] === 'completed'));
     // Routing reads everything from PostgreSQL and records each attempt before its request leaves, so running a
     // step again is safe: it asks the provider that may have the order, never sends it to another.
     for (const order of stuck) {

@@ -210,6 +210,19 @@ describe('routing', () => {
   });
 });
 
+describe('recovery', () => {
+  it('runs the routing again for an order whose fulfilment job finished without reading it', async () => {
+    const serviceId = await routedService(['a', 'b']);
+    const [service] = await app.services.sql<{ top_up_id: number }[]>`select top_up_id from top_up_services where id = ${serviceId}`;
+    const placed = await createOrder(app.services.db, { accountId, topUpId: service!.top_up_id, serviceId, unitPrice: '6.00' });
+    // The job under the order's utr reads no order (as when it ran before the order's transaction was visible) and completes.
+    await app.services.queues.fulfilment.add('fulfil', { orderId: 2_000_000_000, utr: placed.utr }, { jobId: placed.utr });
+    const view = await settled(placed.utr);
+    expect(view.status).toBe(1);
+    expect(outcomes(view)).toEqual(['Supplier A:completed']);
+  });
+});
+
 describe('circuit breaker', () => {
   it('opens after consecutive unknown outcomes: every process skips the provider for new orders, then probes it', async () => {
     const serviceId = await routedService(['a', 'b']);

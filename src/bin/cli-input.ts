@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import type { z } from '@hono/zod-openapi';
 import { validate } from '../http/validation.js';
 import type { CliOption } from './cli-types.js';
@@ -22,3 +23,23 @@ export const pageOptions = (things: string, perPage: number): CliOption[] => [
   { name: 'page', value: '<n>', description: 'page number (default 1)' },
   { name: 'per-page', value: '<n>', description: `${things} per page (default ${perPage}, at most 100)` },
 ];
+
+/** A file's text, or standard input's for `-` (the `--file` of the commands that take a body). */
+export async function readAll(path: string): Promise<string> {
+  if (path !== '-') return readFile(path, 'utf8');
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** A `--json` or `--file` body as the JSON object or list its command takes; anything else is refused in one line. */
+export function jsonBody(text: string, shape: 'object' | 'list'): unknown {
+  let parsed: unknown = null;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // refused below
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed) !== (shape === 'list')) throw new Error(`The body is not a valid JSON ${shape}.`);
+  return parsed;
+}

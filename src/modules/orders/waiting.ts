@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.js';
 import { orders, type ProductKind } from '../../db/schema.js';
+import { routedOrder } from '../providers/routed.js';
 import { ORDER_STATUS } from './state.js';
 
 /**
@@ -24,9 +25,7 @@ export async function ordersNotMovedOn(
   // float8: raw SQL reads bigint as text, and job payloads carry numeric ids.
   const rows = await db.execute<{ id: number; utr: string; kind: ProductKind; created_at: string; routed: boolean; routing_step: number }>(sql`
     select id::float8 as id, utr, kind, created_at, routing_step,
-      kind = 'top_up' and (routing_step > 0
-        or exists (select 1 from provider_attempts a where a.order_id = o.id)
-        or exists (select 1 from order_lines l join top_up_routes r on r.top_up_service_id = l.top_up_service_id where l.order_id = o.id)) as routed
+      kind = 'top_up' and ${routedOrder(sql.raw('o'))} as routed
     from ${orders} o
     where status = ${ORDER_STATUS.initiate} and awaiting_operator_since is null
       and created_at < now() - ${olderThanMs} * interval '1 millisecond' ${after}

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import type { Logger } from '../../lib/logger.js';
 import { recordOperatorEvent } from '../webhooks/outbox.js';
-import { connectionOf, type ProviderRow } from './connections.js';
+import { connectionOf, providerRows } from './connections.js';
 
 export type BalanceLow = { provider_id: number; name: string; balance: string; threshold: string };
 
@@ -12,8 +12,7 @@ export type BalanceLow = { provider_id: number; name: string; balance: string; t
  * of the alert, and a balance back at the threshold clears it so the next fall alerts again.
  */
 export async function checkBalances(db: Db, codeKey: Buffer, logger: Logger): Promise<BalanceLow[]> {
-  const rows = await db.execute<ProviderRow>(sql`
-    select id, name, kind, base_url, credentials_sealed, timeout_ms, status from providers where status = 'active' order by id`);
+  const rows = await providerRows(db, sql`p.status = 'active'`);
   const alerts: BalanceLow[] = [];
   for (const provider of rows) {
     const adapter = connectionOf(provider, codeKey);

@@ -5,7 +5,7 @@ import { AppError } from '../../errors.js';
 import type { Logger } from '../../lib/logger.js';
 import type { StatusObserver } from '../orders/events.js';
 import type { CallbackRequest } from './adapters/types.js';
-import { connectionOf, type ProviderRow } from './connections.js';
+import { connectionOf, providerRows } from './connections.js';
 import { completeAttempt, nextStep, refuseAttempt, type SupplierRouting } from './routing.js';
 
 export type CallbackDeps = { db: Db; logger: Logger; observe: StatusObserver; codeKey: Buffer; scheduleStep: SupplierRouting['scheduleStep'] };
@@ -20,8 +20,7 @@ export type CallbackResult = { reference: string; outcome: string; result: 'appl
  */
 export async function receiveCallback(deps: CallbackDeps, providerId: number, request: CallbackRequest): Promise<CallbackResult> {
   const { db, logger } = deps;
-  const [provider] = await db.execute<ProviderRow>(sql`
-    select id, name, kind, base_url, credentials_sealed, timeout_ms, status from providers where id = ${providerId}`);
+  const [provider] = await providerRows(db, sql`p.id = ${providerId}`);
   if (!provider) throw new AppError('not_found', 'Provider not found.');
   const report = connectionOf(provider, deps.codeKey).verifyCallback(request);
   if (!report) throw new AppError('bad_signature');

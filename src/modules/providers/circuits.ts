@@ -1,5 +1,5 @@
 import { circuitBreaker, ConsecutiveBreaker, handleWhenResult, isBrokenCircuitError, timeout, TimeoutStrategy, wrap, type IPolicy } from 'cockatiel';
-import { eq, sql } from 'drizzle-orm';
+import { eq, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { providers } from '../../db/schema.js';
 import type { Logger } from '../../lib/logger.js';
@@ -37,21 +37,20 @@ export function createCircuits({ db, logger, metrics, settings }: { db: Db; logg
       handleWhenResult((result) => (result as SupplierOutcome).kind === 'unknown'),
       { halfOpenAfter: settings.openSeconds * 1000, breaker: new ConsecutiveBreaker(settings.failures) },
     );
-    breaker.onBreak(() => {
-      logger.warn({ provider: name, openSeconds: settings.openSeconds }, 'provider circuit opened');
+    // The state every process reads: until when new orders skip this provider (null: they do not).
+    const record = (openUntil: SQL | null, what: string) =>
       void db
         .update(providers)
-        .set({ circuitOpenUntil: sql`now() + make_interval(secs => ${settings.openSeconds})`, updatedAt: sql`now()` })
+        .set({ circuitOpenUntil: openUntil, updatedAt: sql`now()` })
         .where(eq(providers.id, id))
-        .catch((err: unknown) => logger.warn({ err, provider: name }, 'could not record the open circuit'));
+        .catch((err: unknown) => logger.warn({ err, provider: name }, `could not record the ${what} circuit`));
+    breaker.onBreak(() => {
+      logger.warn({ provider: name, openSeconds: settings.openSeconds }, 'provider circuit opened');
+      record(sql`now() + make_interval(secs => ${settings.openSeconds})`, 'open');
     });
     breaker.onReset(() => {
       logger.info({ provider: name }, 'provider circuit closed');
-      void db
-        .update(providers)
-        .set({ circuitOpenUntil: null, updatedAt: sql`now()` })
-        .where(eq(providers.id, id))
-        .catch((err: unknown) => logger.warn({ err, provider: name }, 'could not record the closed circuit'));
+      record(null, 'closed');
     });
     // Cooperative: the adapter sees the signal abort and answers `unknown` itself (it never throws).
     const policy = wrap(breaker, timeout(timeoutMs, TimeoutStrategy.Cooperative));

@@ -1,18 +1,9 @@
-import { readFile } from 'node:fs/promises';
 import type { CliArg, CliCommand, CliOption } from '../../bin/cli-types.js';
-import { optionsInput } from '../../bin/cli-input.js';
+import { jsonBody, optionsInput, readAll } from '../../bin/cli-input.js';
 import { validate } from '../../http/validation.js';
 import { PROVIDER_KIND_NAMES } from './registry.js';
 import { MarginQuery, ProviderBody, ProviderPatch, RoutesBody } from './schemas.js';
 import { createProvider, listProviders, marginReport, routesOf, setRoutes, showOrder, updateProvider } from './service.js';
-
-/** A file's text, or stdin's for `-`. */
-async function readAll(path: string): Promise<string> {
-  if (path !== '-') return readFile(path, 'utf8');
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
 
 /** JSON text as a value; text that is not JSON stays as it is, for the schema to refuse with the API's message. */
 function parsedOrAsIs(text: string): unknown {
@@ -86,9 +77,7 @@ export const providerCommands: Record<string, CliCommand> = {
     run: async ({ db }, [id], { json, file }) => {
       if (json === undefined && file === undefined) return routesOf(db, Number(id));
       if (json !== undefined && file !== undefined) throw new Error('Give the routes with either --json <routes> or --file <path>, not both.');
-      const routes = parsedOrAsIs(typeof json === 'string' ? json : await readAll(String(file)));
-      if (!Array.isArray(routes)) throw new Error('The body is not a valid JSON list.');
-      return setRoutes(db, Number(id), validate(RoutesBody, routes));
+      return setRoutes(db, Number(id), validate(RoutesBody, jsonBody(typeof json === 'string' ? json : await readAll(String(file)), 'list')));
     },
   },
   'orders:show': {

@@ -1,3 +1,5 @@
+import { sql, type SQL } from 'drizzle-orm';
+import type { DbOrTx } from '../../db/client.js';
 import { decrypt, encrypt } from '../../lib/crypto.js';
 import type { ProviderKind, ProviderStatus } from '../../db/schema.js';
 import type { SupplierAdapter } from './adapters/types.js';
@@ -13,6 +15,14 @@ export type ProviderRow = {
   timeout_ms: number;
   status: ProviderStatus;
 };
+
+/** The columns of a ProviderRow, of the providers table aliased `p`. */
+export const PROVIDER_COLUMNS = sql`p.id, p.name, p.kind, p.base_url, p.credentials_sealed, p.timeout_ms, p.status`;
+
+/** The providers matching `where` (over the alias `p`), in id order. */
+export const providerRows = async (db: DbOrTx, where: SQL): Promise<ProviderRow[]> => [
+  ...(await db.execute<ProviderRow>(sql`select ${PROVIDER_COLUMNS} from providers p where ${where} order by p.id`)),
+];
 
 /** Credentials are sealed with the code key (AES-256-GCM), like card codes: needed in clear to sign, never shown. */
 export const sealCredentials = (codeKey: Buffer, credentials: Record<string, string>) => encrypt(codeKey, JSON.stringify(credentials));

@@ -20,7 +20,8 @@ import { statusChange, statusObserver, type StatusObserver } from '../orders/eve
 import { ORDER_STATUS, transitionOrder } from '../orders/state.js';
 import type { SupplierOrder } from './adapters/types.js';
 import type { Circuits, GuardedOutcome } from './circuits.js';
-import { connectionOf, type ProviderRow } from './connections.js';
+import { connectionOf, PROVIDER_COLUMNS, providerRows, type ProviderRow } from './connections.js';
+import { routedOrder } from './routed.js';
 
 export type SupplierRouting = {
   codeKey: Buffer;
@@ -50,27 +51,22 @@ type RoutedOrder = {
   quantity: number;
   top_up_service_id: number;
   age_ms: number;
-  routes: number;
 };
 
 type Attempt = { id: number; provider_id: number; product_code: string; outcome: AttemptOutcome; status_queries: number; age_ms: number };
 
 type Route = ProviderRow & { product_code: string; cost: string | null; circuit_open: boolean };
 
-/** Whether an order goes through provider routes: its service has some, or it was sent to a provider already. */
+/** Whether a top-up order goes through provider routes (see routedOrder). */
 export async function isRouted(db: DbOrTx, orderId: number): Promise<boolean> {
-  const [row] = await db.execute<{ routed: boolean }>(sql`
-    select exists (select 1 from provider_attempts where order_id = ${orderId})
-        or exists (select 1 from order_lines l join top_up_routes r on r.top_up_service_id = l.top_up_service_id where l.order_id = ${orderId})
-      as routed`);
+  const [row] = await db.execute<{ routed: boolean }>(sql`select ${routedOrder(sql.raw('o'))} as routed from orders o where o.id = ${orderId}`);
   return row?.routed ?? false;
 }
 
 async function readOrder(db: Db, orderId: number): Promise<RoutedOrder | null> {
   const [order] = await db.execute<RoutedOrder>(sql`
     select o.id::float8 as id, o.utr, o.status, o.awaiting_operator_since is not null as with_operator, o.informations,
-           l.quantity, l.top_up_service_id, extract(epoch from now() - o.created_at) * 1000 as age_ms,
-           (select count(*)::int from top_up_routes r where r.top_up_service_id = l.top_up_service_id) as routes
+           l.quantity, l.top_up_service_id, extract(epoch from now() - o.created_at) * 1000 as age_ms
     from orders o join order_lines l on l.order_id = o.id
     where o.id = ${orderId} and o.kind = 'top_up'
     limit 1`);
@@ -81,11 +77,6 @@ const attemptsOf = (db: Db, orderId: number) =>
   db.execute<Attempt>(sql`
     select id::float8 as id, provider_id, product_code, outcome, status_queries, extract(epoch from now() - created_at) * 1000 as age_ms
     from provider_attempts where order_id = ${orderId} order by id`);
-
-const PROVIDER_COLUMNS = sql`p.id, p.name, p.kind, p.base_url, p.credentials_sealed, p.timeout_ms, p.status`;
-
-const providerById = async (db: Db, id: number) =>
-  (await db.execute<ProviderRow>(sql`select ${PROVIDER_COLUMNS} from providers p where p.id = ${id}`))[0]!;
 
 const routesOf = (db: Db, topUpServiceId: number) =>
   db.execute<Route>(sql`
@@ -107,7 +98,8 @@ export async function advanceTopUpOrder(deps: RoutingDeps, orderId: number): Pro
     const settleMs = suppliers.settleHours * 3_600_000;
 
     if (open) {
-      const provider = await providerById(db, open.provider_id);
+      // The attempt's foreign key keeps its provider (providers are never deleted).
+      const provider = (await providerRows(db, sql`p.id = ${open.provider_id}`))[0]!;
       if (open.age_ms > settleMs) {
         return toOperator(deps, order, `${provider.name} has not settled the order in ${suppliers.settleHours} h (last outcome: ${open.outcome}).`);
       }

@@ -3,6 +3,7 @@ import { inArray, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../../db/client.js';
 import { providers, type ProviderKind, type ProviderStatus } from '../../db/schema.js';
 import { AppError, validationError } from '../../errors.js';
+import { fromCents, toCents } from '../../lib/money.js';
 import { isoMicros } from '../../lib/time.js';
 import { PROVIDER_KINDS } from './registry.js';
 import { sealCredentials } from './connections.js';
@@ -198,23 +199,21 @@ export async function marginReport(db: DbOrTx, from: string, to: string) {
     where a.outcome = 'completed' and a.settled_at >= ${from}::timestamptz and a.settled_at < ${to}::timestamptz
     group by a.provider_id, p.name, l.top_up_service_id, s.name
     order by a.provider_id, l.top_up_service_id`);
-  const sum = (field: 'sales' | 'cost' | 'margin') => rows.reduce((cents, row) => cents + Math.round(Number(row[field]) * 100), 0);
-  const money = (cents: number) => (cents / 100).toFixed(2);
-  const byProvider = new Map<number, { provider_id: number; provider: string; orders: number; sales: number; cost: number }>();
+  // Per provider and in total, in cents: each service row counts towards its provider and the total.
+  type Sums = { orders: number; sales: number; cost: number };
+  const total: Sums = { orders: 0, sales: 0, cost: 0 };
+  const byProvider = new Map<number, Sums & { provider_id: number; provider: string }>();
   for (const row of rows) {
     const entry = byProvider.get(row.provider_id) ?? { provider_id: row.provider_id, provider: row.provider, orders: 0, sales: 0, cost: 0 };
-    entry.orders += row.orders;
-    entry.sales += Math.round(Number(row.sales) * 100);
-    entry.cost += Math.round(Number(row.cost) * 100);
     byProvider.set(row.provider_id, entry);
+    for (const sums of [entry, total]) {
+      sums.orders += row.orders;
+      sums.sales += toCents(row.sales);
+      sums.cost += toCents(row.cost);
+    }
   }
-  return {
-    from,
-    to,
-    providers: [...byProvider.values()].map(({ sales, cost, ...entry }) => ({ ...entry, sales: money(sales), cost: money(cost), margin: money(sales - cost) })),
-    services: [...rows],
-    total: { orders: rows.reduce((n, row) => n + row.orders, 0), sales: money(sum('sales')), cost: money(sum('cost')), margin: money(sum('margin')) },
-  };
+  const figures = <T extends Sums>({ sales, cost, ...rest }: T) => ({ ...rest, sales: fromCents(sales), cost: fromCents(cost), margin: fromCents(sales - cost) });
+  return { from, to, providers: [...byProvider.values()].map(figures), services: [...rows], total: figures(total) };
 }
 
 /** Per provider, for /metrics: whether its circuit is open, and its orders sent and not yet settled. */

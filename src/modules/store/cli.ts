@@ -1,5 +1,5 @@
-import { readFile } from 'node:fs/promises';
 import type { z } from '@hono/zod-openapi';
+import { jsonBody, readAll } from '../../bin/cli-input.js';
 import type { CliArg, CliCommand, CliOption } from '../../bin/cli-types.js';
 import type { Config } from '../../env.js';
 import { assetUrlsUnder } from '../../http/urls.js';
@@ -31,25 +31,10 @@ const BODY: CliOption[] = [
   { name: 'file', value: '<path>', description: 'a file holding the body (- reads stdin)' },
 ];
 
-async function readAll(path: string): Promise<string> {
-  if (path !== '-') return readFile(path, 'utf8');
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 /** The body of `--json` or `--file`, checked by the API's own schema (same refusals, same messages). */
 async function body<S extends z.ZodType>(schema: S, { json, file }: Record<string, string | true>): Promise<z.output<S>> {
   if ((json === undefined) === (file === undefined)) throw new Error('Give the body with either --json <body> or --file <path>.');
-  const text = typeof json === 'string' ? json : await readAll(String(file));
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = null;
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('The body is not a valid JSON object.');
-  return validate(schema, parsed);
+  return validate(schema, jsonBody(typeof json === 'string' ? json : await readAll(String(file)), 'object'));
 }
 
 /** URLs as the API shows them to a client of PUBLIC_BASE_URL (else the local server); assets as configured. */

@@ -55,6 +55,6 @@ CREATE UNIQUE INDEX "provider_attempts_open_uq" ON "provider_attempts" USING btr
 CREATE UNIQUE INDEX "provider_attempts_provider_uq" ON "provider_attempts" USING btree ("order_id","provider_id");--> statement-breakpoint
 CREATE INDEX "provider_attempts_open_idx" ON "provider_attempts" USING btree ("provider_id") WHERE "provider_attempts"."outcome" in ('sending', 'pending', 'unknown');--> statement-breakpoint
 CREATE INDEX "provider_attempts_completed_idx" ON "provider_attempts" USING btree ("settled_at") WHERE "provider_attempts"."outcome" = 'completed';--> statement-breakpoint
-CREATE UNIQUE INDEX "providers_name_uq" ON "providers" USING btree ("name");--> statement-breakpoint
+CREATE UNIQUE INDEX "providers_name_uq" ON "providers" USING btree (lower("name"));--> statement-breakpoint
 CREATE UNIQUE INDEX "top_up_routes_provider_uq" ON "top_up_routes" USING btree ("top_up_service_id","provider_id");--> statement-breakpoint
 CREATE INDEX "top_up_routes_provider_idx" ON "top_up_routes" USING btree ("provider_id");

@@ -684,7 +684,8 @@ export const providers = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
-    uniqueIndex('providers_name_uq').on(t.name),
+    // Names are unique whatever their case (the index decides, so concurrent creates cannot both pass).
+    uniqueIndex('providers_name_uq').on(sql`lower(${t.name})`),
     check('providers_kind_ck', sql`${t.kind} in ('http', 'digiflazz')`),
     check('providers_status_ck', sql`${t.status} in ('active', 'disabled')`),
     check('providers_timeout_ck', sql`${t.timeoutMs} between 100 and 120000`),

@@ -264,6 +264,16 @@ describe('validation and errors (nothing written)', () => {
     await refused(() => admin().patch(`/admin/providers/${other.id}`, { name: taken.name.toLowerCase() }), 422, ['The name has already been taken.']);
   });
 
+  it('of three creates of one name at once, in any case, one is taken and the others refused (422, never a 500)', async () => {
+    for (let round = 0; round < 5; round++) {
+      const name = named('Race');
+      const answers = await Promise.all([name, name.toUpperCase(), name.toLowerCase()].map((n) => admin().post('/admin/providers', httpProvider({ name: n }))));
+      expect(answers.map((r) => r.status).sort()).toEqual([200, 422, 422]);
+      const [row] = await app.services.sql`select count(*)::int as n from providers where lower(name) = lower(${name})`;
+      expect(row!.n).toBe(1);
+    }
+  });
+
   it('a change: an unknown provider (404), fields as on create, the kind never changes', async () => {
     const provider = await addProvider();
     await refused(() => admin().patch('/admin/providers/999999', { name: named('Ghost') }), 404, 'Provider not found.');

@@ -2,6 +2,7 @@
 import { inArray, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../../db/client.js';
 import { providers, type ProviderKind, type ProviderStatus } from '../../db/schema.js';
+import { refusedWhenTaken } from '../../db/conflicts.js';
 import { AppError, validationError } from '../../errors.js';
 import { fromCents, toCents } from '../../lib/money.js';
 import { isoMicros } from '../../lib/time.js';
@@ -65,22 +66,19 @@ function checkCredentials(kind: ProviderKind, credentials: Record<string, string
   if (problems.length) throw validationError(problems);
 }
 
-async function nameTaken(db: DbOrTx, name: string, exceptId = 0): Promise<void> {
-  const [row] = await db.execute(sql`select 1 from providers where lower(name) = lower(${name}) and id <> ${exceptId}`);
-  if (row) throw validationError(['The name has already been taken.']);
-}
+/** A name taken by another provider, whatever its case: the field's validation failure (422). */
+const nameChecked = <T>(write: Promise<T>) => refusedWhenTaken(write, { providers_name_uq: 'The name has already been taken.' });
 
 export async function createProvider(db: Db, codeKey: Buffer, input: ProviderInput): Promise<ProviderView> {
   checkCredentials(input.kind, input.credentials);
-  await nameTaken(db, input.name);
-  const [row] = await db.execute<ProviderView>(sql`
+  const [row] = await nameChecked(db.execute<ProviderView>(sql`
     with created as (
       insert into providers (name, kind, base_url, credentials_sealed, timeout_ms, status, balance_low_threshold)
       values (${input.name}, ${input.kind}, ${input.base_url}, ${sealCredentials(codeKey, input.credentials)},
               ${input.timeout_ms ?? 10_000}, ${input.status ?? 'active'}, ${input.balance_low_threshold ?? null}::numeric)
       returning *
     )
-    select ${PROVIDER_VIEW} from created`);
+    select ${PROVIDER_VIEW} from created`));
   return presentProvider(row!);
 }
 
@@ -89,7 +87,6 @@ export async function updateProvider(db: Db, codeKey: Buffer, id: number, patch:
   const [current] = await db.execute<{ kind: ProviderKind }>(sql`select kind from providers where id = ${id}`);
   if (!current) throw new AppError('not_found', 'Provider not found.');
   if (patch.credentials) checkCredentials(current.kind, patch.credentials);
-  if (patch.name !== undefined) await nameTaken(db, patch.name, id);
   const set = [
     patch.name !== undefined && sql`name = ${patch.name}`,
     patch.base_url !== undefined && sql`base_url = ${patch.base_url}`,
@@ -98,7 +95,7 @@ export async function updateProvider(db: Db, codeKey: Buffer, id: number, patch:
     patch.status !== undefined && sql`status = ${patch.status}`,
     patch.balance_low_threshold !== undefined && sql`balance_low_threshold = ${patch.balance_low_threshold}::numeric`,
   ].filter((part) => part !== false);
-  await db.execute(sql`update providers set ${sql.join([...set, sql`updated_at = now()`], sql`, `)} where id = ${id}`);
+  await nameChecked(db.execute(sql`update providers set ${sql.join([...set, sql`updated_at = now()`], sql`, `)} where id = ${id}`));
   return (await listProviders(db, id))[0]!;
 }
 

@@ -1,6 +1,6 @@
 import { and, asc, count, eq, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
-import { retryingConflicts } from '../../db/conflicts.js';
+import { refusedWhenTaken, retryingConflicts } from '../../db/conflicts.js';
 import { ACTIVE, liveProduct, PRODUCT_KINDS } from '../../db/kinds.js';
 import {
   cardServices,
@@ -127,20 +127,9 @@ async function checkCategory(tx: Tx, kind: ProductKind, categoryId: number | und
   if (row.type !== kind) throw validationError([`The category id field must name a ${KIND_WORDS[kind]} category.`]);
 }
 
-const SLUG_INDEXES = new Set(['top_ups_slug_uq', 'cards_slug_uq']);
-
 /** Slugs are unique per product kind: a taken one is a validation failure of the field (422), raced or not. */
-async function slugChecked<T>(write: Promise<T>): Promise<T> {
-  try {
-    return await write;
-  } catch (err) {
-    for (let e: unknown = err, depth = 0; e && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-      const pg = e as { code?: string; constraint_name?: string };
-      if (pg.code === '23505' && SLUG_INDEXES.has(pg.constraint_name ?? '')) throw validationError(['The slug has already been taken.']);
-    }
-    throw err;
-  }
-}
+const slugChecked = <T>(write: Promise<T>) =>
+  refusedWhenTaken(write, { top_ups_slug_uq: 'The slug has already been taken.', cards_slug_uq: 'The slug has already been taken.' });
 
 /** The columns a product body sets (undefined: left as it is). */
 const productColumns = (input: ProductInput) => ({

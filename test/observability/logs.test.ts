@@ -4,6 +4,7 @@ import { createLogger } from '../../src/lib/logger.js';
 import { client, createTestAccount, expectJson, tokenFor, type Json } from '../helpers/api.js';
 import { createCard, createTopUp } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
+import { startHttpSupplier } from '../helpers/suppliers/http-supplier.js';
 import { createBuyer, placeTopUpOrder, stockCodes, waitFor, waitForStatus } from '../workers/support.js';
 
 let app: TestApp;
@@ -78,6 +79,32 @@ describe('one request id', () => {
     // An operator is no account: the request line names none.
     expect(trail.find((line) => line.msg === 'request')).toMatchObject({ route: '/admin/orders/:utr/refund', status: 200 });
     expect(trail.find((line) => line.msg === 'request')).not.toHaveProperty('accountId');
+  });
+});
+
+describe('top-up suppliers', () => {
+  it('log one line per provider attempt, under the request that placed the order, never the credentials', async () => {
+    const secret = `log-test-secret-${randomBytes(8).toString('hex')}`;
+    const supplier = await startHttpSupplier({ secret });
+    try {
+      const admin = (method: string, path: string, body: unknown) =>
+        app.request(`/admin${path}`, { method, headers: { Authorization: `Bearer ${app.adminToken}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+      const provider = (await expectJson(await admin('POST', '/providers', { name: 'Logged supplier', kind: 'http', base_url: supplier.url, credentials: { secret } }), 200)).message;
+      const topUp = await createTopUp(app.services.db);
+      await expectJson(await admin('PUT', `/top-up-services/${topUp.services[0]!.id}/routes`, [{ provider_id: provider.id, product_code: 'LOGGED' }]), 200);
+      const buyer = await createBuyer(app);
+      const requestId = newRequestId();
+      const response = await buyer.api.postForm('/api/top-up/make-order', { topUpId: String(topUp.id), serviceId: String(topUp.services[0]!.id) }, { 'X-Request-Id': requestId });
+      await expectJson(response, 200);
+
+      const trail = await trailOf(requestId, 'order status changed');
+      const attempt = trail.find((line) => line.msg === 'provider attempt');
+      expect(attempt).toMatchObject({ provider: 'Logged supplier', request: 'send', outcome: 'completed', queue: 'order-fulfilment' });
+      expect(attempt!.utr).toMatch(/^T/);
+      expect(written.join('')).not.toContain(secret);
+    } finally {
+      await supplier.close();
+    }
   });
 });
 

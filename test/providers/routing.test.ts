@@ -41,7 +41,7 @@ beforeAll(async () => {
   digiflazz = await startDigiflazzServer();
   app = await startTestApp({
     workers: true,
-    workerOptions: { settleBaseMs: 100, reconciler: { intervalMs: 500, staleAfterMs: 1000 } },
+    workerOptions: { settleBaseMs: 100, reconciler: { intervalMs: 500, staleAfterMs: 1000 }, balanceIntervalMs: 300 },
     env: { PROVIDER_CIRCUIT_FAILURES: '3', PROVIDER_CIRCUIT_OPEN_SECONDS: '2' },
   });
   providerIds.a = await addProvider({ name: 'Supplier A', kind: 'http', base_url: supplierA.url, credentials: { secret: SECRET_A }, timeout_ms: 500 });
@@ -210,6 +210,20 @@ describe('routing', () => {
   });
 });
 
+describe('changes by operators', () => {
+  it('take effect at once: a disabled provider is skipped, new routes are followed', async () => {
+    const serviceId = await routedService(['a', 'b']);
+    await expectJson(await admin('PATCH', `/providers/${providerIds.a}`, { status: 'disabled' }), 200);
+    try {
+      expect(outcomes(await settled(await order(serviceId)))).toEqual(['Supplier B:completed']);
+    } finally {
+      await expectJson(await admin('PATCH', `/providers/${providerIds.a}`, { status: 'active' }), 200);
+    }
+    await expectJson(await admin('PUT', `/top-up-services/${serviceId}/routes`, [{ provider_id: providerIds.d, product_code: `d-${serviceId}`, cost: '4.00' }]), 200);
+    expect(outcomes(await settled(await order(serviceId)))).toEqual(['Digiflazz:completed']);
+  });
+});
+
 describe('recovery', () => {
   it('runs the routing again for an order whose fulfilment job finished without reading it', async () => {
     const serviceId = await routedService(['a', 'b']);
@@ -232,6 +246,9 @@ describe('circuit breaker', () => {
       const list = (await expectJson(await admin('GET', '/providers'), 200)).message as Json[];
       return list.find((p) => p.id === providerIds.a)?.circuit === 'open';
     });
+    const listedA = ((await expectJson(await admin('GET', '/providers'), 200)).message as Json[]).find((p) => p.id === providerIds.a)!;
+    expect(listedA.last_error).toMatch(/^send: /);
+    expect(listedA.last_error_at).not.toBeNull();
     const metrics = await (await app.request('/metrics')).text();
     expect(metrics).toMatch(/^provider_circuit_open\{provider="Supplier A"\} 1$/m);
     expect(metrics).toMatch(/^provider_requests_total\{provider="Supplier A",request="send",outcome="unknown"\} [3-9]/m);
@@ -246,6 +263,13 @@ describe('circuit breaker', () => {
       expect(settledView.status).toBe(1);
       expect((supplierA.ledger.get(utr)?.deliveries ?? 0) + (supplierB.ledger.get(utr)?.deliveries ?? 0)).toBe(1);
     }
+    // Once the open period is over, a new order probes A again, and A takes it.
+    await waitFor('the circuit of A to close', async () => {
+      const list = (await expectJson(await admin('GET', '/providers'), 200)).message as Json[];
+      return list.find((p) => p.id === providerIds.a)?.circuit === 'closed';
+    });
+    const probe = await order(serviceId);
+    expect(outcomes(await settled(probe))).toEqual(['Supplier A:completed']);
   });
 });
 
@@ -269,6 +293,14 @@ describe('margin report', () => {
 describe('provider balances', () => {
   const alerts = async () =>
     (await app.services.sql<{ data: Json }[]>`select data from webhook_events where type = 'provider.balance_low' and account_id is null order by id`).map((row) => row.data);
+
+  it('are read by the workers\' timer by themselves', async () => {
+    const list = await waitFor('the timer to read the balances', async () => {
+      const providers = (await expectJson(await admin('GET', '/providers'), 200)).message as Json[];
+      return providers.every((p) => p.balance_checked_at !== null) && providers;
+    });
+    expect(list.find((p) => p.id === providerIds.d)!.balance).toBe(digiflazz.deposit().toFixed(2));
+  });
 
   it('reads each balance and raises provider.balance_low once per crossing of the threshold', async () => {
     const { db, config, logger } = app.services;

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signHttpBody } from '../../src/modules/providers/adapters/http.js';
 import { checkBalances } from '../../src/modules/providers/balances.js';
+import { routingJobId } from '../../src/queues/index.js';
 import { createTestAccount, expectFailure, expectJson, type Json } from '../helpers/api.js';
 import { createOrder, createTopUp } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
@@ -140,6 +141,20 @@ describe('routing', () => {
     expect(supplierB.ledger.has(utr)).toBe(false);
   });
 
+  it('records the attempt before its request leaves, and never holds two open attempts for one order', async () => {
+    const serviceId = await routedService(['b', 'a']);
+    supplierB.behaviour.products[`b-${serviceId}`] = { mode: 'slow', slowMs: 1500 };
+    const utr = await order(serviceId);
+    // While B still holds the request, the attempt is there, as `sending`.
+    await waitFor('the attempt to be recorded while its request is under way', async () => (await shown(utr)).attempts[0]?.outcome === 'sending');
+    expect(supplierB.ledger.get(utr)?.deliveries).toBe(1);
+    const [row] = await app.services.sql<{ id: number }[]>`select id::float8 as id from orders where utr = ${utr}`;
+    await expect(app.services.sql`insert into provider_attempts (order_id, provider_id, product_code) values (${row!.id}, ${providerIds.a!}, 'second')`).rejects.toThrow(
+      /provider_attempts_open_uq/,
+    );
+    expect(outcomes(await settled(utr))).toEqual(['Supplier B:completed']);
+  });
+
   it('moves on after a 5xx only once the status query says the provider never received the order', async () => {
     const serviceId = await routedService(['a', 'b']);
     supplierA.behaviour.products[`a-${serviceId}`] = { mode: 'error500' };
@@ -200,6 +215,13 @@ describe('routing', () => {
     supplierA.behaviour.products[`a-${serviceId}`] = { mode: 'pending', completeAfterMs: 3_600_000 };
     const utr = await order(serviceId);
     await waitFor('the order to be pending at A', async () => (await shown(utr)).attempts[0]?.outcome === 'pending');
+    // Each status query that finds it pending asks again after twice the delay (100 ms here, then 200, 400, …).
+    await waitFor('a status query scheduled after a doubled delay', async () => {
+      const [state] = await app.services.sql<{ step: number; queries: number }[]>`
+        select o.routing_step as step, a.status_queries as queries from orders o join provider_attempts a on a.order_id = o.id where o.utr = ${utr}`;
+      const job = await app.services.queues.routing.getJob(routingJobId(utr, state!.step));
+      return state!.queries >= 2 && job?.opts.delay === 100 * 2 ** state!.queries;
+    });
     // Settling time is over for this attempt (as if PROVIDER_SETTLE_HOURS had passed).
     await app.services.sql`update provider_attempts set created_at = now() - interval '25 hours' where order_id = (select id from orders where utr = ${utr})`;
     const view = await settled(utr);

@@ -14,6 +14,7 @@ import { assetFiles } from './http/assets.js';
 import { docsRoutes } from './http/docs.js';
 import { until } from './lib/deadline.js';
 import { writeProbe } from './lib/redis.js';
+import { metricsAccess } from './lib/bearer.js';
 import { LIMITS } from './http/server.js';
 import { adminRoutes } from './modules/admin/routes.js';
 import { authRoutes } from './modules/auth/routes.js';
@@ -110,7 +111,7 @@ export function createApp(services: Services) {
   callbacks.route('/', providerCallbackRoutes());
   app.route('/callbacks', callbacks);
 
-  // Operational endpoints (C16): no token.
+  // Operational endpoints (C16): no token, but /metrics.
   app.openapi(
     endpoint({ method: 'get', path: '/health', summary: 'The process is up', tag: 'Operations', ok: z.object({ status: z.literal('ok') }), envelope: 'whole' }),
     (c) => c.json({ status: 'ok' as const }, 200),
@@ -138,10 +139,12 @@ export function createApp(services: Services) {
   const metrics = endpoint({
     method: 'get',
     path: '/metrics',
-    summary: 'Requests, orders, queues, jobs, stock and process metrics (Prometheus text format)',
+    summary: 'Requests, orders, queues, jobs, stock and process metrics (Prometheus text format); 404 while METRICS_TOKEN is unset',
     tag: 'Operations',
     ok: z.string(),
     envelope: 'whole',
+    guard: { security: [{ metricsToken: [] }] },
+    errors: [404],
   });
   const exposition = z.string().openapi({ example: 'orders_placed_total{kind="card"} 42' });
   app.openapi(
@@ -149,7 +152,12 @@ export function createApp(services: Services) {
       ...metrics,
       responses: { ...metrics.responses, 200: { description: 'Every series of this process', content: { 'text/plain': { schema: exposition } } } },
     },
-    async (c) => c.text(await services.metrics.render(), 200, { 'Content-Type': services.metrics.contentType }),
+    async (c) => {
+      const access = metricsAccess(c.req.header('authorization'), services.config.METRICS_TOKEN);
+      if (access === 'hidden') throw new AppError('route_not_found');
+      if (access === 'refused') throw new AppError('metrics_forbidden', undefined, { 'WWW-Authenticate': 'Bearer realm="metrics"' });
+      return c.text(await services.metrics.render(), 200, { 'Content-Type': services.metrics.contentType });
+    },
   );
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerToken', {
     type: 'http',
@@ -162,6 +170,7 @@ export function createApp(services: Services) {
     name: 'X-API-Key',
     description: 'Interface B: also as query or body field `api_key`, or `Authorization: Bearer <key>`',
   });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'metricsToken', { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN' });
   app.openAPIRegistry.registerComponent('securitySchemes', 'adminToken', { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' });
   app.doc31('/openapi.json', (c) => ({
     openapi: '3.1.0',

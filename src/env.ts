@@ -85,6 +85,8 @@ const EnvSchema = z.object({
    * checks take it out of rotation before its port closes (C21); part of SHUTDOWN_TIMEOUT_MS.
    */
   SHUTDOWN_DRAIN_DELAY_MS: z.coerce.number({ error: 'must be a number' }).int({ error: 'must be a whole number' }).min(0).default(0),
+  /** `GET /metrics` needs `Authorization: Bearer $METRICS_TOKEN` (C16); unset, it answers 404 on every port. */
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   /** `npm run worker` serves GET /metrics on this port (no other route); unset, a worker process serves nothing. */
   WORKER_METRICS_PORT: z.coerce.number({ error: 'must be a number' }).int({ error: 'must be a whole number' }).min(1).max(65535, { error: 'must be at most 65535' }).optional(),
   /** Where operators get `stock.low` (C17), signed with ADMIN_WEBHOOK_SECRET (`whsec_…`). */

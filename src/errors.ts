@@ -11,6 +11,7 @@ export const ERRORS = {
   unauthenticated: { status: 401, message: 'Unauthenticated.' },
   invalid_credentials: { status: 401, message: 'Invalid public key or secret key.' },
   forbidden: { status: 401, message: 'Invalid admin token.' },
+  metrics_forbidden: { status: 401, message: 'Invalid metrics token.' },
   bad_signature: { status: 401, message: 'The signature is missing, stale or not valid.' },
   not_found: { status: 404, message: 'Resource not found.' },
   route_not_found: { status: 404, message: 'The requested endpoint does not exist.' },

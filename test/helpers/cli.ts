@@ -19,6 +19,7 @@ export function cliEnvOf(app: TestApp, extra: Record<string, string> = {}): Reco
     REDIS_URL: config.REDIS_URL,
     BULLMQ_PREFIX: config.BULLMQ_PREFIX,
     CODE_ENCRYPTION_KEY: config.codeEncryptionKey.toString('hex'),
+    ...(config.METRICS_TOKEN ? { METRICS_TOKEN: config.METRICS_TOKEN } : {}),
     LOG_LEVEL: 'silent',
     ...extra,
   };

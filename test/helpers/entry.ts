@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { expect, inject } from 'vitest';
-import { freePort, runEntry, waitForHttp, type Run } from './processes.js';
+import { freePort, runEntry, TEST_METRICS_TOKEN, waitForHttp, type Run } from './processes.js';
 
 /**
  * The service's real entry points in processes of their own, on a test's database: the environment an operator
@@ -19,6 +19,7 @@ export function entryPoints({ databaseUrl, keyDir }: { databaseUrl: () => string
     HOST: '127.0.0.1',
     CODE_ENCRYPTION_KEY_FILE: join(keyDir(), 'code-encryption.key'),
     ADMIN_TOKEN: 'lifecycle-admin-token-0123456789',
+    METRICS_TOKEN: TEST_METRICS_TOKEN,
     SHUTDOWN_TIMEOUT_MS: '3000',
     ...overrides,
   });

@@ -9,6 +9,7 @@ import { loadConfig } from '../../src/env.js';
 import type { Services } from '../../src/services.js';
 import { createServices } from '../../src/services.js';
 import { serveHttp } from '../../src/http/server.js';
+import { scrape, TEST_METRICS_TOKEN } from './processes.js';
 
 export type TestApp = {
   services: Services;
@@ -16,6 +17,8 @@ export type TestApp = {
   adminToken: string;
   /** fetch() against the running server; `path` starts with `/`. */
   request: (path: string, init?: RequestInit) => Promise<Response>;
+  /** GET /metrics as Prometheus scrapes it (with METRICS_TOKEN): the exposition text. */
+  scrape: () => Promise<string>;
   /** Starts the BullMQ workers in this process (once). */
   startWorkers: () => Promise<void>;
   close: () => Promise<void>;
@@ -67,6 +70,7 @@ export async function startTestApp(
     BULLMQ_PREFIX: prefix,
     CODE_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
     ADMIN_TOKEN: adminToken,
+    METRICS_TOKEN: TEST_METRICS_TOKEN,
     LOG_LEVEL: 'silent',
     ...options.env,
   });
@@ -85,6 +89,7 @@ export async function startTestApp(
     baseUrl,
     adminToken,
     request: (path, init) => fetch(`${baseUrl}${path}`, init),
+    scrape: () => scrape(baseUrl),
     startWorkers: async () => {
       workers ??= await startWorkers(services, options.workerOptions);
     },

@@ -61,11 +61,11 @@ export function supervise(child: ChildProcess, file: string, lastWords: () => st
 }
 
 /** Waits until `url` answers 200, failing early when the child dies. */
-export async function waitForHttp(url: string, child: Child, timeoutMs = 60_000): Promise<void> {
+export async function waitForHttp(url: string, child: Child, timeoutMs = 60_000, init: RequestInit = {}): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     child.ensureRunning();
-    const ok = await fetch(url).then(
+    const ok = await fetch(url, init).then(
       (r) => r.ok,
       () => false,
     );
@@ -73,6 +73,17 @@ export async function waitForHttp(url: string, child: Child, timeoutMs = 60_000)
     await sleep(100);
   }
   throw new Error(`${url} did not answer within ${timeoutMs} ms`);
+}
+
+/** The METRICS_TOKEN of every service a test starts (C16). */
+export const TEST_METRICS_TOKEN = 'test-metrics-token-0123456789';
+
+/** GET `${baseUrl}/metrics` with the test token; fails unless it answers 200. */
+export async function scrape(baseUrl: string): Promise<string> {
+  const response = await fetch(`${baseUrl}/metrics`, { headers: { Authorization: `Bearer ${TEST_METRICS_TOKEN}` } });
+  const text = await response.text();
+  if (response.status !== 200) throw new Error(`GET /metrics answered ${response.status}: ${text}`);
+  return text;
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -113,7 +124,8 @@ export function runEntry(
  */
 export async function runWorkerProcess(env: Record<string, string>): Promise<Run> {
   const metricsPort = await freePort();
-  const worker = runEntry('workers/main.ts', { ...env, WORKER_METRICS_PORT: String(metricsPort) });
-  await waitForHttp(`http://127.0.0.1:${metricsPort}/metrics`, worker);
+  const worker = runEntry('workers/main.ts', { METRICS_TOKEN: TEST_METRICS_TOKEN, ...env, WORKER_METRICS_PORT: String(metricsPort) });
+  const token = { Authorization: `Bearer ${env.METRICS_TOKEN ?? TEST_METRICS_TOKEN}` };
+  await waitForHttp(`http://127.0.0.1:${metricsPort}/metrics`, worker, undefined, { headers: token });
   return worker;
 }

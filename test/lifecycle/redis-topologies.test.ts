@@ -99,7 +99,7 @@ function servesTheStore(app: () => TestApp) {
     const dashboard = await expectJson(await app().request('/admin/queues/api/queues', { headers: auth }), 200);
     const queues = (dashboard as { queues: Array<{ name: string }> }).queues.map((q) => q.name);
     expect(queues).toEqual(expect.arrayContaining(app().services.queues.all.map((q) => q.name)));
-    const metrics = await (await app().request('/metrics')).text();
+    const metrics = await app().scrape();
     for (const queue of app().services.queues.all) expect(metrics).toContain(`queue_jobs{queue="${queue.name}",state="waiting"}`);
   });
 
@@ -108,7 +108,7 @@ function servesTheStore(app: () => TestApp) {
       const response = await app().request('/api/generate/authorization-token', { method: 'POST', headers: { PublicKey: 'pk_nobody', SecretKey: 'sk_wrong' } });
       expect(response.status).toBe(401);
     }
-    const metrics = await (await app().request('/metrics')).text();
+    const metrics = await app().scrape();
     expect(metrics).toMatch(/^rate_limit_fallbacks_total 0$/m);
   });
 

@@ -7,7 +7,7 @@ import { createAccount } from '../../src/modules/accounts/service.js';
 import { addCodes } from '../../src/modules/inventory/service.js';
 import { createCard } from '../helpers/fixtures.js';
 import { createTestDatabase } from '../helpers/harness.js';
-import { freePort, runEntry, sleep, waitForHttp, type Run } from '../helpers/processes.js';
+import { freePort, runEntry, scrape, sleep, waitForHttp, type Run } from '../helpers/processes.js';
 
 /**
  * `npm start` runs the workers in a child process of their own (workers/process.ts): orders are fulfilled
@@ -107,7 +107,7 @@ describe('npm start runs its workers in a child process', () => {
     await orderCompleted();
     await orderCompleted();
 
-    const metrics = await (await fetch(`${baseUrl}/metrics`)).text();
+    const metrics = await scrape(baseUrl);
     // Recorded by the worker process, rendered by the API process.
     expect(metrics).toMatch(/^job_duration_seconds_count\{queue="order-fulfilment"\} 2$/m);
     expect(metrics).toMatch(/^order_status_changes_total\{kind="card",status="completed"\} 2$/m);

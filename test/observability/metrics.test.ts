@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/lib/metrics.js';
-import { createTestAccount, expectJson } from '../helpers/api.js';
+import { createTestAccount, expectJson, tokenFor } from '../helpers/api.js';
 import { createCard, createCardService, createTopUp } from '../helpers/fixtures.js';
 import { noteStockLevels } from '../../src/modules/inventory/low-stock.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
+import { TEST_METRICS_TOKEN } from '../helpers/processes.js';
 import { createBuyer, placeCardOrder, placeTopUpOrder, stockCodes, waitFor, waitForStatus } from '../workers/support.js';
 
 let app: TestApp;
@@ -38,8 +39,8 @@ function parse(text: string): Scrape {
 }
 
 async function scrape(): Promise<Scrape> {
-  // No token: Prometheus scrapes it as it is (C16).
-  const response = await app.request('/metrics');
+  // As Prometheus scrapes it, with its `authorization` setting (C16).
+  const response = await app.request('/metrics', { headers: { Authorization: `Bearer ${TEST_METRICS_TOKEN}` } });
   const text = await response.text();
   expect(response.status, text).toBe(200);
   expect(response.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
@@ -146,12 +147,40 @@ describe('GET /metrics', () => {
     expect(after.value('card_service_below_low_stock_threshold', labels)).toBe(1);
   });
 
-  it('is documented as a text/plain operation', async () => {
+  it('is documented as a text/plain operation behind the metrics token', async () => {
     const doc = await expectJson(await app.request('/openapi.json'), 200);
     const operation = doc.paths['/metrics'].get;
     expect(operation.tags).toEqual(['Operations']);
-    expect(operation.security).toEqual([]);
+    expect(operation.security).toEqual([{ metricsToken: [] }]);
+    expect(doc.components.securitySchemes.metricsToken).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(Object.keys(operation.responses['200'].content)).toEqual(['text/plain']);
+    expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(['401', '404']));
+  });
+});
+
+describe('who may read the metrics (C16)', () => {
+  it('answers 401 in the envelope without the metrics token, or with any other token', async () => {
+    const keys = await createTestAccount(app);
+    const token = await tokenFor(app, keys);
+    for (const authorization of [undefined, 'Bearer wrong-metrics-token', `Bearer ${app.adminToken}`, `Bearer ${token}`, TEST_METRICS_TOKEN]) {
+      const response = await app.request('/metrics', { headers: authorization ? { Authorization: authorization } : undefined });
+      expect(response.status, authorization).toBe(401);
+      expect(response.headers.get('www-authenticate')).toBe('Bearer realm="metrics"');
+      expect(await response.json()).toEqual({ status: 'failed', errors: 'Invalid metrics token.' });
+    }
+  });
+
+  it('answers 404, as for an unknown path, while METRICS_TOKEN is unset', async () => {
+    const tokenless = await startTestApp({ env: { METRICS_TOKEN: '' } });
+    try {
+      for (const headers of [undefined, { Authorization: `Bearer ${TEST_METRICS_TOKEN}` }]) {
+        const response = await tokenless.request('/metrics', { headers });
+        expect(response.status).toBe(404);
+        expect(await response.json()).toEqual({ status: 'failed', errors: 'The requested endpoint does not exist.' });
+      }
+    } finally {
+      await tokenless.close();
+    }
   });
 });
 

@@ -3,7 +3,7 @@ import { ORDER_STATUS } from '../../src/modules/orders/state.js';
 import { cliEnvOf } from '../helpers/cli.js';
 import { createCardService } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
-import { freePort, runEntry, waitForHttp, type Run } from '../helpers/processes.js';
+import { freePort, runEntry, TEST_METRICS_TOKEN, waitForHttp, type Run } from '../helpers/processes.js';
 import { createBuyer, placeCardOrder, stockCodes, waitFor, waitForStatus } from '../workers/support.js';
 
 let app: TestApp;
@@ -15,8 +15,11 @@ beforeAll(async () => {
   const port = await freePort();
   metricsUrl = `http://127.0.0.1:${port}/metrics`;
   worker = runEntry('workers/main.ts', cliEnvOf(app, { WORKER_METRICS_PORT: String(port), HOST: '127.0.0.1' }));
-  await waitForHttp(metricsUrl, worker);
+  await waitForHttp(metricsUrl, worker, undefined, scraper);
 });
+
+/** Prometheus' `authorization` setting: the same METRICS_TOKEN as on the API port. */
+const scraper = { headers: { Authorization: `Bearer ${TEST_METRICS_TOKEN}` } };
 afterAll(async () => {
   await worker?.stop();
   await app?.close();
@@ -30,17 +33,37 @@ describe('metrics of a worker-only process (WORKER_METRICS_PORT)', () => {
     const utr = await placeCardOrder(buyer, [[service.serviceId, 1]]);
     await waitForStatus(app, utr, ORDER_STATUS.completed);
     const text = await waitFor('the worker to count the job', async () => {
-      const body = await (await fetch(metricsUrl)).text();
+      const body = await (await fetch(metricsUrl, scraper)).text();
       return /^job_duration_seconds_count\{queue="order-fulfilment"\} [1-9]/m.test(body) && body;
     });
     expect(text).toMatch(/^order_status_changes_total\{kind="card",status="completed"\} 1$/m);
     expect(text).toContain('# TYPE queue_jobs gauge');
     // The API process moved nothing: its own counters say so.
-    expect(await (await app.request('/metrics')).text()).not.toMatch(/^order_status_changes_total\{/m);
+    expect(await app.scrape()).not.toMatch(/^order_status_changes_total\{/m);
   });
 
   it('serves nothing else', async () => {
-    expect((await fetch(metricsUrl.replace('/metrics', '/health'))).status).toBe(404);
-    expect((await fetch(metricsUrl, { method: 'POST' })).status).toBe(404);
+    expect((await fetch(metricsUrl.replace('/metrics', '/health'), scraper)).status).toBe(404);
+    expect((await fetch(metricsUrl, { ...scraper, method: 'POST' })).status).toBe(404);
+  });
+
+  it('answers 401 without the metrics token, or with another one (C16)', async () => {
+    for (const headers of [undefined, { Authorization: 'Bearer not-the-metrics-token' }, { Authorization: `Bearer ${app.adminToken}` }]) {
+      const response = await fetch(metricsUrl, { headers });
+      expect(response.status).toBe(401);
+      expect(response.headers.get('www-authenticate')).toBe('Bearer realm="metrics"');
+      expect(await response.text()).toBe('');
+    }
+  });
+
+  it('serves nothing at all while METRICS_TOKEN is unset', async () => {
+    const port = await freePort();
+    const tokenless = runEntry('workers/main.ts', cliEnvOf(app, { WORKER_METRICS_PORT: String(port), HOST: '127.0.0.1', METRICS_TOKEN: '', LOG_LEVEL: 'info' }));
+    try {
+      await waitFor('the worker process to start', async () => tokenless.stderr().includes('workers started'));
+      for (const headers of [undefined, scraper.headers]) expect((await fetch(`http://127.0.0.1:${port}/metrics`, { headers })).status).toBe(404);
+    } finally {
+      await tokenless.stop();
+    }
   });
 });

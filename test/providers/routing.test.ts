@@ -271,7 +271,7 @@ describe('circuit breaker', () => {
     const listedA = ((await expectJson(await admin('GET', '/providers'), 200)).message as Json[]).find((p) => p.id === providerIds.a)!;
     expect(listedA.last_error).toMatch(/^send: /);
     expect(listedA.last_error_at).not.toBeNull();
-    const metrics = await (await app.request('/metrics')).text();
+    const metrics = await app.scrape();
     expect(metrics).toMatch(/^provider_circuit_open\{provider="Supplier A"\} 1$/m);
     expect(metrics).toMatch(/^provider_requests_total\{provider="Supplier A",request="send",outcome="unknown"\} [3-9]/m);
     // A new order skips A while its circuit is open.

@@ -59,7 +59,7 @@ describe('order events', () => {
     expect(details.message.order_details[0].card_codes.sort()).toEqual([...codes].sort());
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(receiver.received).toHaveLength(1);
-    const metrics = await (await app.request('/metrics')).text();
+    const metrics = await app.scrape();
     expect(metrics).toMatch(/^webhook_deliveries_total\{outcome="delivered"\} [1-9]\d*$/m);
     await receiver.close();
   });

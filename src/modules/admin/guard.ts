@@ -2,17 +2,7 @@ import { createMiddleware } from 'hono/factory';
 import type { AppEnv } from '../../http/context.js';
 import { AppError } from '../../errors.js';
 import { ADMIN } from '../../http/contract.js';
-import { matchesDigest, sha256 } from '../../lib/crypto.js';
-
-/** The presented admin token, compared in constant time against the configured one. */
-function isAdminToken(presented: string | null, expected: string): boolean {
-  return presented !== null && matchesDigest(presented, sha256(expected));
-}
-
-function bearer(header: string | undefined): string | null {
-  const match = /^Bearer\s+(.+)$/i.exec(header ?? '');
-  return match ? match[1]!.trim() : null;
-}
+import { bearerToken, isConfiguredSecret } from '../../lib/bearer.js';
 
 /** HTTP Basic with any user name: the password is the token. */
 function basicPassword(header: string | undefined): string | null {
@@ -33,8 +23,8 @@ export const requireAdmin = (options: { basic?: boolean } = {}) =>
     const expected = c.var.services.config.ADMIN_TOKEN;
     if (!expected) throw new AppError('admin_disabled');
     const header = c.req.header('authorization');
-    const presented = bearer(header) ?? (options.basic ? basicPassword(header) : null);
-    if (!isAdminToken(presented, expected)) {
+    const presented = bearerToken(header) ?? (options.basic ? basicPassword(header) : null);
+    if (!isConfiguredSecret(presented, expected)) {
       throw new AppError('forbidden', undefined, options.basic ? { 'WWW-Authenticate': 'Basic realm="admin"' } : {});
     }
     await next();

@@ -85,6 +85,10 @@ const EnvSchema = z.object({
    * checks take it out of rotation before its port closes (C21); part of SHUTDOWN_TIMEOUT_MS.
    */
   SHUTDOWN_DRAIN_DELAY_MS: z.coerce.number({ error: 'must be a number' }).int({ error: 'must be a whole number' }).min(0).default(0),
+  /** Retention (C23): tokens are deleted this many days after they expired or were revoked. */
+  TOKEN_RETENTION_DAYS: positiveInt.default(7),
+  /** Webhook events, deliveries and attempts are deleted this many days after the event's last delivery finished. */
+  WEBHOOK_RETENTION_DAYS: positiveInt.default(30),
   /** `GET /metrics` needs `Authorization: Bearer $METRICS_TOKEN` (C16); unset, it answers 404 on every port. */
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   /** `npm run worker` serves GET /metrics on this port (no other route); unset, a worker process serves nothing. */

@@ -8,6 +8,7 @@ import { connectRedis, type RedisClient } from './lib/redis.js';
 import { SharedCache } from './lib/shared-cache.js';
 import { availableCodesPerService, lowStockPerService } from './modules/inventory/stock-levels.js';
 import { providerStates } from './modules/providers/service.js';
+import { initiateBacklog } from './modules/orders/waiting.js';
 import { createQueues, type Queues } from './queues/index.js';
 
 /** Everything a request handler, a worker or a CLI command may use; built once per process by createServices. */
@@ -64,6 +65,7 @@ export function createServices(config: Config): Services {
     codesAvailable: () => availableCodesPerService(database.db),
     lowStock: () => lowStockPerService(database.db),
     providers: () => providerStates(database.db),
+    initiate: () => initiateBacklog(database.db),
   });
   const fellBack = connectionErrors(logger, {}, 'Redis unreachable: rate limits are counted in this process only until it is back');
   const limiter: LimiterFactory = (keyPrefix, points, durationSeconds) =>

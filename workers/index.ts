@@ -9,6 +9,7 @@ import { startCampaignSync } from './campaign-sync.js';
 import { startBalanceWatch } from './balance-watch.js';
 import { startStockKeeping } from './stock-keeping.js';
 import { startReconciler, type ReconcilerOptions } from './reconciler.js';
+import { startRetention, type RetentionOptions } from './retention.js';
 import { startWebhookRelay, type WebhookRelayOptions } from './webhook-relay.js';
 import { startQueueWorker } from './worker.js';
 
@@ -24,6 +25,7 @@ export type WorkerOptions = {
   settleBaseMs?: number;
   /** Pause between two reads of the providers' balances. */
   balanceIntervalMs?: number;
+  retention?: RetentionOptions;
 };
 
 /** Starts every BullMQ worker and scheduler of this service in the current process. */
@@ -62,6 +64,7 @@ export async function startWorkers(services: Services, options: WorkerOptions = 
     startWebhookRelay(services, options.webhookRelay),
     startStockKeeping(services),
     startBalanceWatch(services, options.balanceIntervalMs),
+    startRetention(services, options.retention),
   ];
   return {
     close: async (deadline = Date.now() + 10_000) => {

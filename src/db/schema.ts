@@ -116,7 +116,12 @@ export const authTokens = pgTable(
     revokedAt: ts('revoked_at'),
     createdAt: createdAt(),
   },
-  (t) => [uniqueIndex('auth_tokens_hash_uq').on(t.tokenHash), index('auth_tokens_account_idx').on(t.accountId)],
+  (t) => [
+    uniqueIndex('auth_tokens_hash_uq').on(t.tokenHash),
+    index('auth_tokens_account_idx').on(t.accountId),
+    // Retention (C23): when a token ended, expired or revoked (least() skips a null).
+    index('auth_tokens_ended_idx').on(sql`least(${t.expiresAt}, ${t.revokedAt})`),
+  ],
 );
 
 /** Every change of a balance, signed. Invariant: accounts.balance = sum(amount) per account. */
@@ -266,6 +271,8 @@ export const cardServices = pgTable(
     lowStockThreshold: integer('low_stock_threshold').notNull().default(0),
     /** Set when the alert went out for the current crossing, cleared once stock is back at the threshold. */
     lowStockAlerted: boolean('low_stock_alerted').notNull().default(false),
+    /** stock.low alerts raised so far: a count of its own, since retention deletes the events (C23). */
+    lowStockAlerts: integer('low_stock_alerts').notNull().default(0),
   },
   (t) => [
     index('card_services_card_idx').on(t.cardId),
@@ -626,6 +633,8 @@ export const webhookDeliveries = pgTable(
     lastStatusCode: smallint('last_status_code'),
     lastError: text('last_error'),
     deliveredAt: ts('delivered_at'),
+    /** When it left `pending` (delivered, failed or skipped); retention counts from the last of an event's (C23). */
+    finishedAt: ts('finished_at'),
     createdAt: createdAt(),
   },
   (t) => [

@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
 import { ERRORS } from '../errors.js';
@@ -6,12 +6,18 @@ import { ERRORS } from '../errors.js';
 /**
  * The HTTP limits (C2), set here and nowhere else, and documented in the README.
  * - Request headers: at most MAX_HEADER_BYTES in all, else 431.
- * - Bodies: MAX_BODY_BYTES for JSON and form bodies, MAX_UPLOAD_BYTES for `text/plain` code imports, else 413.
+ * - Bodies: MAX_BODY_BYTES for JSON and form bodies, MAX_UPLOAD_BYTES for `text/plain` code imports, else 413,
+ *   answered as soon as the size is known.
+ * - After an answer, what is left of the request's body is read and dropped, at most LINGER_BYTES for at most
+ *   LINGER_MS, then the connection closes: a client that sends its body before reading still reads its answer,
+ *   and an upload nobody will use costs the service little.
  */
 export const LIMITS = {
   MAX_HEADER_BYTES: 16 * 1024,
   MAX_BODY_BYTES: 1024 * 1024,
   MAX_UPLOAD_BYTES: 100 * 1024 * 1024,
+  LINGER_BYTES: 4 * 1024 * 1024,
+  LINGER_MS: 5000,
 } as const;
 
 type Fetch = (request: Request, env?: unknown) => Response | Promise<Response>;
@@ -36,7 +42,26 @@ function closeGently(socket: Socket, answer: string): void {
   socket.on('error', () => {});
   socket.end(answer);
   socket.resume();
-  setTimeout(() => socket.destroy(), 5000).unref();
+  setTimeout(() => socket.destroy(), LIMITS.LINGER_MS).unref();
+}
+
+/**
+ * After the answer: the rest of a body nobody read (an early refusal, a 413) is read and dropped within the
+ * LINGER bounds, then the connection closes; a body that ends within them leaves the connection usable.
+ */
+function dropRestOfBody(req: IncomingMessage): void {
+  if (req.complete || req.destroyed) return;
+  const close = () => req.socket.destroy();
+  const timer = setTimeout(close, LIMITS.LINGER_MS).unref();
+  let dropped = 0;
+  // Whoever was reading the body (a handler's stream) is done with it: the bytes are ours to drop now.
+  req.removeAllListeners('data');
+  req.on('data', (chunk: Buffer) => {
+    dropped += chunk.byteLength;
+    if (dropped > LIMITS.LINGER_BYTES) close();
+  });
+  req.once('close', () => clearTimeout(timer));
+  req.resume();
 }
 
 export type HttpServer = {
@@ -51,8 +76,8 @@ export type HttpServer = {
 };
 
 /**
- * Serves `fetch` on HOST:PORT with the limits above. Bodies a handler did not read (an early 401) are
- * drained by Node itself rather than cut off, so the client gets to read the answer.
+ * Serves `fetch` on HOST:PORT with the limits above. Bodies a handler did not read (an early 401, a 413) are
+ * dropped after the answer within the LINGER bounds rather than cut off, so the client gets to read the answer.
  */
 export function serveHttp(fetch: Fetch, { port, hostname }: { port: number; hostname: string }): HttpServer {
   const listener = getRequestListener(fetch, {
@@ -76,12 +101,22 @@ export function serveHttp(fetch: Fetch, { port, hostname }: { port: number; host
   let inFlight = 0;
   let idle: (() => void) | null = null;
   let keepAlive = true;
-  server.on('request', (_req, res) => {
+  server.on('request', (req, res) => {
     if (!keepAlive) res.shouldKeepAlive = false;
     inFlight++;
+    // Before Node's own handler, which would otherwise drop the rest of the body without counting it.
+    res.prependOnceListener('finish', () => dropRestOfBody(req));
     res.once('close', () => {
       if (--inFlight === 0) idle?.();
     });
+  });
+  // A client that waits for `100 Continue` before sending its body gets it only once a route starts reading the
+  // body: a refusal decided on the headers alone (413, 401) is answered before a byte of the body is sent.
+  server.on('checkContinue', (req, res) => {
+    req.once('resume', () => {
+      if (!res.headersSent) res.writeContinue();
+    });
+    server.emit('request', req, res);
   });
   const drain = async () => {
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -14,6 +14,8 @@ export type ScrapeSources = {
   lowStock: () => Promise<Array<{ cardServiceId: number; alerts: number; below: boolean }>>;
   /** Per top-up provider: whether its circuit is open, and its orders not yet settled (sent, pending or unknown). */
   providers: () => Promise<Array<{ provider: string; circuitOpen: boolean; unsettled: number }>>;
+  /** Per kind: orders in `initiate` that no operator holds, and the age in seconds of the oldest of them. */
+  initiate: () => Promise<Array<{ kind: string; count: number; oldestSeconds: number }>>;
 };
 
 /** A webhook delivery attempt, by what came of it (`retrying`: it failed and another attempt is scheduled). */
@@ -48,6 +50,8 @@ export type Metrics = {
   rateLimitFellBack: () => void;
   /** One call to a top-up provider (`send` or `status`), by what it came to (`skipped`: its circuit was open). */
   providerRequest: (provider: string, request: string, outcome: string, seconds: number) => void;
+  /** Rows deleted by retention (C23). */
+  retentionDeleted: (table: string, rows: number) => void;
 };
 
 /** Jobs run from milliseconds (card codes) to the top-up provider's 10 s timeout. */
@@ -151,6 +155,31 @@ export function createMetrics(sources: ScrapeSources, { scrapeTimeoutMs = 2000 }
       for (const { provider, unsettled } of rows) this.set({ provider }, unsettled);
     },
   });
+  const retention = new Counter({ name: 'retention_deleted_rows_total', help: 'Rows deleted by retention (C23), by table', labelNames: ['table'], registers });
+  let initiateRead: ReturnType<ScrapeSources['initiate']> | null = null;
+  const initiate = () => (initiateRead ??= bounded(sources.initiate));
+  new Gauge({
+    name: 'orders_initiate',
+    help: 'Orders in initiate (accepted, not yet moved on) that no operator holds, read at scrape time',
+    labelNames: ['kind'],
+    registers: [scraped],
+    async collect() {
+      const rows = await initiate();
+      this.reset();
+      for (const { kind, count } of rows) this.set({ kind }, count);
+    },
+  });
+  new Gauge({
+    name: 'orders_initiate_oldest_seconds',
+    help: 'Age of the oldest order in initiate that no operator holds (0: none), read at scrape time',
+    labelNames: ['kind'],
+    registers: [scraped],
+    async collect() {
+      const rows = await initiate();
+      this.reset();
+      for (const { kind, oldestSeconds } of rows) this.set({ kind }, oldestSeconds);
+    },
+  });
   new Gauge({
     name: 'queue_jobs',
     help: 'Jobs per queue and state, read at scrape time',
@@ -179,6 +208,7 @@ export function createMetrics(sources: ScrapeSources, { scrapeTimeoutMs = 2000 }
     render: async () => {
       lowStockRead = null;
       providersRead = null;
+      initiateRead = null;
       const mine = peers.length === 0 ? own : AggregatorRegistry.aggregate<PrometheusContentType>([await own.getMetricsAsJSON(), ...(await Promise.all(peers.map(bounded)))]);
       return Registry.merge([mine, scraped]).metrics();
     },
@@ -198,5 +228,6 @@ export function createMetrics(sources: ScrapeSources, { scrapeTimeoutMs = 2000 }
       providerRequests.inc({ provider, request, outcome });
       providerLatency.observe({ provider }, seconds);
     },
+    retentionDeleted: (table, rows) => retention.inc({ table }, rows),
   };
 }

@@ -2,6 +2,7 @@ import { createConnection } from 'node:net';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pageWindow } from '../../src/http/pagination.js';
+import { LIMITS } from '../../src/http/server.js';
 import { sha256 } from '../../src/lib/crypto.js';
 import { purchaseCodeDigest } from '../../src/modules/license/service.js';
 import { buyer, createTestAccount, expectJson } from '../helpers/api.js';
@@ -91,8 +92,112 @@ function uploadThenRead(head: string, bodyBytes: number, chunk = 64 * 1024): Pro
   });
 }
 
+type Blast = { sentAtAnswer: number | null; sentInAll: number; answer: string; closedBy: 'server' | 'client' };
+
+/**
+ * Sends `head`, then up to `bodyBytes` of body as fast as the connection takes it, while reading: how much had
+ * been sent when the answer arrived, and how much in all before the server closed the connection.
+ */
+function blast(head: string, bodyBytes: number, { chunked = false } = {}): Promise<Blast> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ port, host: '127.0.0.1' });
+    let answer = '';
+    let sent = 0;
+    let sentAtAnswer: number | null = null;
+    let closedBy: Blast['closedBy'] = 'server';
+    socket.on('data', (data) => {
+      sentAtAnswer ??= sent;
+      answer += data.toString('latin1');
+    });
+    socket.on('error', () => {});
+    socket.on('close', () => resolve({ sentAtAnswer, sentInAll: sent, answer, closedBy }));
+    socket.write(head);
+    const piece = Buffer.alloc(64 * 1024, 120);
+    const frame = chunked ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]) : piece;
+    void (async () => {
+      while (sent < bodyBytes && !socket.destroyed) {
+        const ok = socket.write(frame);
+        sent += piece.length;
+        if (!ok) await new Promise((r) => (socket.once('drain', r), socket.once('close', r)));
+      }
+      // Everything went through: the server kept reading all along.
+      closedBy = 'client';
+      socket.destroy();
+    })();
+  });
+}
+
+const MB = 1024 * 1024;
+
 describe('limits answered in the envelope, readable by the client (C2)', () => {
-  it('a body over the limit gets 413 after the client has sent it all, on both interfaces', async () => {
+  it('answers 413 at once when the declared length is over the limit, on every route and both interfaces, and drops only a few MB after it', async () => {
+    const a = '{"status":"failed","errors":"The request body is too large."}';
+    const b = '{"status":"error","msg":"The request body is too large."}';
+    for (const [path, type, size, envelope] of [
+      ['/api/card/make-order', 'application/json', 100 * MB, a],
+      ['/license-api/purchases/validation', 'application/json', 100 * MB, b],
+      ['/api/generate/authorization-token', 'application/x-www-form-urlencoded', 100 * MB, a],
+      // The code import's own limit for text/plain (100 MiB), before the admin token is even looked at.
+      ['/admin/card-services/1/codes', 'text/plain', 101 * MB, a],
+    ] as const) {
+      const result = await blast(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: ${type}\r\nContent-Length: ${size}\r\n\r\n`, size);
+      expect(result.answer, path).toMatch(/^HTTP\/1\.1 413 /);
+      expect(result.answer.endsWith(envelope), path).toBe(true);
+      // What the client had sent by then sat in socket buffers: the server read nothing to decide.
+      expect(result.sentAtAnswer!, path).toBeLessThan(8 * MB);
+      // After the answer the server drops at most LINGER_BYTES more, then closes.
+      expect(result.closedBy, path).toBe('server');
+      expect(result.sentInAll, path).toBeLessThan(16 * MB);
+    }
+  });
+
+  it('answers 413 to a chunked body once its count passes the limit, not at its end', async () => {
+    const result = await blast(
+      'POST /api/card/make-order HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n',
+      100 * MB,
+      { chunked: true },
+    );
+    expect(result.answer).toMatch(/^HTTP\/1\.1 413 /);
+    expect(result.sentAtAnswer!).toBeLessThan(LIMITS.MAX_BODY_BYTES + 8 * MB);
+    expect(result.closedBy).toBe('server');
+    expect(result.sentInAll).toBeLessThan(24 * MB);
+  });
+
+  it('refuses on the headers alone a client that waits for 100 Continue: it never sends its body', async () => {
+    const answer = await new Promise<string>((resolve) => {
+      const socket = createConnection({ port, host: '127.0.0.1' });
+      let text = '';
+      socket.on('data', (data) => {
+        text += data.toString('latin1');
+        if (text.includes('too large')) socket.destroy();
+      });
+      socket.on('close', () => resolve(text));
+      socket.write(`POST /api/card/make-order HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${100 * MB}\r\nExpect: 100-continue\r\n\r\n`);
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    expect(answer).not.toContain('100 Continue');
+  });
+
+  it('still says 100 Continue to a client whose body a route reads', async () => {
+    // Interface B takes the api key from the body too: the route reads it, so the client is told to send it.
+    const body = JSON.stringify({ api_key: 'not-a-key', purchase_code: 'nothing' });
+    const answer = await new Promise<string>((resolve) => {
+      const socket = createConnection({ port, host: '127.0.0.1' });
+      let text = '';
+      socket.on('data', (data) => {
+        text += data.toString('latin1');
+        if (text === 'HTTP/1.1 100 Continue\r\n\r\n') socket.write(body);
+        if (text.endsWith('}')) socket.destroy();
+      });
+      socket.on('close', () => resolve(text));
+      socket.write(
+        `POST /license-api/purchases/validation HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n`,
+      );
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 401 /);
+  });
+
+  it('a client that sends its whole body before reading still reads its 413, on both interfaces', async () => {
     const size = 3 * 1024 * 1024;
     for (const [path, envelope] of [
       ['/api/card/make-order', '{"status":"failed","errors":"The request body is too large."}'],

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/lib/metrics.js';
 import { createTestAccount, expectJson, tokenFor } from '../helpers/api.js';
-import { createCard, createCardService, createTopUp } from '../helpers/fixtures.js';
+import { sql } from 'drizzle-orm';
+import { createCard, createCardService, createOrder, createTopUp } from '../helpers/fixtures.js';
+import { initiateBacklog } from '../../src/modules/orders/index.js';
 import { noteStockLevels } from '../../src/modules/inventory/low-stock.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 import { TEST_METRICS_TOKEN } from '../helpers/processes.js';
@@ -147,6 +149,32 @@ describe('GET /metrics', () => {
     expect(after.value('card_service_below_low_stock_threshold', labels)).toBe(1);
   });
 
+  it('reads the orders stuck in initiate per kind, leaving out those an operator holds', async () => {
+    const { id: accountId } = await createTestAccount(app);
+    const { serviceId, cardId } = await createCardService(app.services.db);
+    let backlog: Awaited<ReturnType<typeof initiateBacklog>> = [];
+    // Read inside a transaction that is then rolled back: this app's workers would otherwise move the orders on.
+    const rolledBack = new Error('rolled back');
+    await app.services.db
+      .transaction(async (tx) => {
+        const waiting = await createOrder(tx, { accountId, cardId, serviceId });
+        await createOrder(tx, { accountId, cardId, serviceId });
+        const held = await createOrder(tx, { accountId, cardId, serviceId });
+        await tx.execute(sql`update orders set created_at = now() - interval '10 minutes' where id = ${waiting.id}`);
+        await tx.execute(sql`update orders set created_at = now() - interval '1 hour', awaiting_operator_since = now() where id = ${held.id}`);
+        backlog = await initiateBacklog(tx);
+        throw rolledBack;
+      })
+      .catch((err: unknown) => {
+        if (err !== rolledBack) throw err;
+      });
+    const card = backlog.find((row) => row.kind === 'card')!;
+    expect(card.count).toBeGreaterThanOrEqual(2);
+    expect(card.oldestSeconds).toBeGreaterThanOrEqual(600);
+    expect(card.oldestSeconds).toBeLessThan(3600);
+    expect(backlog.map((row) => row.kind).sort()).toEqual(['card', 'top_up']);
+  });
+
   it('is documented as a text/plain operation behind the metrics token', async () => {
     const doc = await expectJson(await app.request('/openapi.json'), 200);
     const operation = doc.paths['/metrics'].get;
@@ -209,6 +237,7 @@ describe('labels and limits', () => {
         codesAvailable: () => Promise.reject(new Error('PostgreSQL is down')),
         lowStock: () => new Promise(() => {}),
         providers: () => new Promise(() => {}),
+        initiate: () => new Promise(() => {}),
       },
       { scrapeTimeoutMs: 200 },
     );
@@ -223,20 +252,23 @@ describe('labels and limits', () => {
   });
 
   it('reads each source once per scrape, however many series it feeds', async () => {
-    const reads = { queueJobs: 0, codesAvailable: 0, lowStock: 0, providers: 0 };
+    const reads = { queueJobs: 0, codesAvailable: 0, lowStock: 0, providers: 0, initiate: 0 };
     const metrics = createMetrics({
       queueJobs: async () => (reads.queueJobs++, []),
       codesAvailable: async () => (reads.codesAvailable++, []),
       lowStock: async () => (reads.lowStock++, [{ cardServiceId: 7, alerts: 2, below: true }]),
       providers: async () => (reads.providers++, [{ provider: 'acme', circuitOpen: true, unsettled: 3 }]),
+      initiate: async () => (reads.initiate++, [{ kind: 'card', count: 4, oldestSeconds: 61.5 }]),
     });
     const text = await metrics.render();
     expect(text).toMatch(/^low_stock_alerts_total\{card_service_id="7"\} 2$/m);
     expect(text).toMatch(/^card_service_below_low_stock_threshold\{card_service_id="7"\} 1$/m);
     expect(text).toMatch(/^provider_circuit_open\{provider="acme"\} 1$/m);
     expect(text).toMatch(/^provider_unsettled_orders\{provider="acme"\} 3$/m);
-    expect(reads).toEqual({ queueJobs: 1, codesAvailable: 1, lowStock: 1, providers: 1 });
+    expect(text).toMatch(/^orders_initiate\{kind="card"\} 4$/m);
+    expect(text).toMatch(/^orders_initiate_oldest_seconds\{kind="card"\} 61\.5$/m);
+    expect(reads).toEqual({ queueJobs: 1, codesAvailable: 1, lowStock: 1, providers: 1, initiate: 1 });
     await metrics.render();
-    expect(reads).toEqual({ queueJobs: 2, codesAvailable: 2, lowStock: 2, providers: 2 });
+    expect(reads).toEqual({ queueJobs: 2, codesAvailable: 2, lowStock: 2, providers: 2, initiate: 2 });
   });
 });

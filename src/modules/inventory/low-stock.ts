@@ -25,7 +25,8 @@ export async function noteStockLevels(db: DbOrTx, cardServiceId?: number): Promi
       where ${cardServiceId === undefined ? sql`true` : sql`s.id = ${cardServiceId}`}
         and (s.low_stock_threshold > 0 or s.low_stock_alerted)
     )
-    update card_services s set low_stock_alerted = level.available < level.threshold
+    update card_services s set low_stock_alerted = level.available < level.threshold,
+      low_stock_alerts = s.low_stock_alerts + (level.available < level.threshold)::int
     from level
     where s.id = level.id and s.low_stock_alerted <> (level.available < level.threshold)
     returning s.id as card_service_id, level.card_id, level.name, level.available, level.threshold, s.low_stock_alerted as alerted`);

@@ -20,9 +20,7 @@ export async function availableCodesPerService(db: Db, timeoutMs = 2000): Promis
 /** Card services with a low-stock threshold: the stock.low alerts raised for each, and whether it is below now. */
 export async function lowStockPerService(db: Db): Promise<Array<{ cardServiceId: number; alerts: number; below: boolean }>> {
   return db.execute<{ cardServiceId: number; alerts: number; below: boolean }>(sql`
-    select s.id as "cardServiceId", s.low_stock_alerted as below,
-      (select count(*)::int from webhook_events e
-       where e.account_id is null and e.type = 'stock.low' and (e.data->>'card_service_id')::int = s.id) as alerts
+    select s.id as "cardServiceId", s.low_stock_alerted as below, s.low_stock_alerts as alerts
     from ${cardServices} s
     where s.low_stock_threshold > 0 or s.low_stock_alerted
     order by s.id`);

@@ -33,3 +33,19 @@ export async function ordersNotMovedOn(
     limit ${limit}`);
   return rows.map((r) => ({ id: r.id, utr: r.utr, kind: r.kind, createdAt: r.created_at, routed: r.routed, routingStep: r.routing_step }));
 }
+
+/**
+ * Per kind, the orders that have not moved on and no operator holds, and the age of the oldest (0 when none), for
+ * the alert on orders stuck in `initiate`. Read over the reconciler's partial index, so the count costs the orders
+ * waiting, not the orders ever placed.
+ */
+export async function initiateBacklog(db: DbOrTx): Promise<Array<{ kind: ProductKind; count: number; oldestSeconds: number }>> {
+  return db.execute<{ kind: ProductKind; count: number; oldestSeconds: number }>(sql`
+    select k.kind, w.count, w.oldest_seconds as "oldestSeconds"
+    from (values ('card'), ('top_up')) as k(kind)
+    cross join lateral (
+      select count(*)::int as count, coalesce(extract(epoch from now() - min(o.created_at)), 0)::float8 as oldest_seconds
+      from ${orders} o
+      where o.status = ${ORDER_STATUS.initiate} and o.awaiting_operator_since is null and o.kind = k.kind
+    ) w`);
+}

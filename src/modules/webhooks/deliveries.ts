@@ -54,7 +54,7 @@ export async function listDeliveries(
 /** Sends a delivery once more, now: a failed or skipped one goes back to pending for one attempt. */
 export async function retryDelivery(db: DbOrTx, deliveryId: number): Promise<DeliveryView> {
   const moved = await db.execute(sql`
-    update webhook_deliveries set status = 'pending', next_attempt_at = now(), enqueued_at = null
+    update webhook_deliveries set status = 'pending', next_attempt_at = now(), enqueued_at = null, finished_at = null
     where id = ${deliveryId} and status <> 'delivered'
     returning id`);
   if (moved.length === 0) {

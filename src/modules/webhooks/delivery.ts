@@ -121,7 +121,8 @@ async function settle(
         enqueued_at = null,
         last_status_code = ${attempt.statusCode ?? null},
         last_error = ${attempt.error ?? null},
-        delivered_at = ${status === 'delivered' ? sql`now()` : null}
+        delivered_at = ${status === 'delivered' ? sql`now()` : null},
+        finished_at = ${status === 'pending' ? null : sql`now()`}
       where id = ${delivery.id} and status = 'pending' and attempts = ${delivery.attempts}
       returning id`);
     if (moved.length === 0) return { status: 'noop' };

@@ -1,0 +1,1 @@
+export { noPrunedRows, PRUNED_TABLES, pruneBatch, type PrunedRows, type PrunedTable, type RetentionWindows } from './service.js';

@@ -1,4 +1,4 @@
-import { connectDatabase, type Database } from './db/client.js';
+import { connectDatabase, type ConnectOptions, type Database } from './db/client.js';
 import type { Config } from './env.js';
 import { until } from './lib/deadline.js';
 import { connectionErrors, createLogger, type Logger } from './lib/logger.js';
@@ -34,8 +34,8 @@ export type Services = Database & {
 const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
 
 /** Opens the connections one process needs. The caller closes them with closeServices. */
-export function createServices(config: Config): Services {
-  const database = connectDatabase(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE, prepare: config.DATABASE_PREPARED_STATEMENTS });
+export function createServices(config: Config, { onQuery }: Pick<ConnectOptions, 'onQuery'> = {}): Services {
+  const database = connectDatabase(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE, prepare: config.DATABASE_PREPARED_STATEMENTS, onQuery });
   const redis = connectRedis(config.redis, 'commands');
   const logger = createLogger(config.LOG_LEVEL);
   redis.on('error', connectionErrors(logger, {}, 'redis connection error'));

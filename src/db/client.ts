@@ -70,6 +70,8 @@ export type ConnectOptions = {
   prepare?: boolean;
   /** Tells the processes apart in pg_stat_activity. */
   applicationName?: string;
+  /** Sees every statement sent, with its values (the query-plan checks record them to EXPLAIN them). */
+  onQuery?: (query: string, params: readonly unknown[]) => void;
 };
 
 /**
@@ -77,9 +79,10 @@ export type ConnectOptions = {
  * and settings are `set_config(…, true)`, so a transaction pooler may hand each transaction another server
  * connection. The session parameters below are startup parameters, which PgBouncer keeps per client.
  */
-export function connectDatabase(url: string, { max = 16, prepare = true, applicationName = 'topup-store' }: ConnectOptions = {}): Database {
+export function connectDatabase(url: string, { max = 16, prepare = true, applicationName = 'topup-store', onQuery }: ConnectOptions = {}): Database {
   const sql = postgres(url, {
     max,
+    ...(onQuery ? { debug: (_connection: number, query: string, params: unknown[]) => onQuery(query, params) } : {}),
     ...statementOptions(prepare),
     onnotice: () => {},
     // While PostgreSQL is away, requests fail (503) within seconds instead of queueing for half a minute.

@@ -4,6 +4,7 @@
  * own ceilings in the same run. Prints a table and writes results/latest.json.
  */
 import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +17,7 @@ import { bareHonoCeiling, bullmqCeiling, rawTxCeiling, removeRawTxRows, sameByte
 import { createAccounts, dropDatabase, issueTokens, loadCatalog, loadCodes, loadOrderHistory, loadReviews, registerEndpoints, resetDatabase } from './data.js';
 import { startCountingReceiver } from './receiver.js';
 import { freePort, sleep, spawnTs, waitForHttp, type Child } from '../helpers/processes.js';
+import { loadVolume, timerPlans } from './plans.js';
 import { Report } from './report.js';
 import { cardOrders, endToEnd, measureHttp, measureHttpAcross, readBodies, readPaths, reads, topUpOrders, waitForCardOrders, type Target } from './scenarios.js';
 
@@ -23,9 +25,12 @@ const SIZES = {
   quick: { seconds: 3, warmup: 1, accounts: 200, codesPerService: 600, e2eOrders: 2000, growthCodes: 50_000, growthOrders: 5_000 },
   full: { seconds: 12, warmup: 3, accounts: 1000, codesPerService: 3000, e2eOrders: 10_000, growthCodes: 1_000_000, growthOrders: 100_000 },
 };
+/** Orders and deliveries for `--plans` (C23: the timers' plans at the volume of years of operation). */
+const PLAN_VOLUME = 10_000_000;
 const CATALOG = { topUps: 20, cards: 20, servicesPerProduct: 5 };
 const PREFIX = 'bench';
 const RESULTS = fileURLToPath(new URL('./results/latest.json', import.meta.url));
+const PLANS_RESULTS = fileURLToPath(new URL('./results/latest-plans.txt', import.meta.url));
 
 const size = process.argv.includes('--quick') ? SIZES.quick : SIZES.full;
 const databaseUrl = withDatabase(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/topup', 'topup_bench');
@@ -58,6 +63,7 @@ try {
 }
 
 async function main(): Promise<void> {
+  if (process.argv.includes('--plans')) return checkPlans();
   const report = new Report();
   step(`${size === SIZES.quick ? 'quick' : 'full'} run: ${size.seconds} s per scenario, database ${new URL(databaseUrl).pathname.slice(1)}, prefix ${PREFIX}, load average ${loadavg()[0]!.toFixed(1)}`);
   await clearRedis();
@@ -75,6 +81,38 @@ async function main(): Promise<void> {
   process.stdout.write(`\n${report.table()}\n\n`);
   report.save(RESULTS);
   step(`written ${RESULTS}`);
+}
+
+/**
+ * `--plans`: loads PLAN_VOLUME orders and deliveries, runs every worker timer and a scrape on them with each statement
+ * recorded, and EXPLAINs each (test/bench/plans.ts); writes results/latest-plans.txt and fails on a sequential scan
+ * of a large table.
+ */
+async function checkPlans(): Promise<void> {
+  await clearRedis();
+  await resetDatabase(databaseUrl);
+  const database = connectDatabase(databaseUrl, { max: 2 });
+  cleanups.push(() => database.close());
+  const started = Date.now();
+  step(`loading ${PLAN_VOLUME.toLocaleString('en')} orders and deliveries`);
+  await loadVolume(database.db, database.sql, PLAN_VOLUME);
+  const [sizes] = await database.sql<{ orders: string; deliveries: string; database: string }[]>`
+    select (select reltuples::bigint from pg_class where relname = 'orders')::text as orders,
+      (select reltuples::bigint from pg_class where relname = 'webhook_deliveries')::text as deliveries,
+      pg_size_pretty(pg_database_size(current_database())) as database`;
+  step(`loaded in ${Math.round((Date.now() - started) / 1000)} s: ${sizes!.orders} orders, ${sizes!.deliveries} deliveries, ${sizes!.database}`);
+  const plans = await timerPlans(config, database.sql, { settleMs: 10_000 });
+  const lines = [
+    `Timer and scrape statements at ${sizes!.orders} orders and ${sizes!.deliveries} deliveries (${sizes!.database}), ${new Date().toISOString()}`,
+    '',
+    ...plans.map((plan) => `${plan.seqScans.length ? `SEQ SCAN ${plan.seqScans.join(', ')}` : 'ok'} | ${plan.indexes.join(', ') || '(small tables only)'} | ${plan.statement.slice(0, 160)}`),
+  ];
+  const scanning = plans.filter((plan) => plan.seqScans.length > 0).length;
+  lines.push('', `${plans.length} statements, ${scanning} with a sequential scan of a large table`);
+  writeFileSync(PLANS_RESULTS, `${lines.join('\n')}\n`);
+  process.stdout.write(`\n${lines.join('\n')}\n\n`);
+  step(`written ${PLANS_RESULTS}`);
+  if (scanning > 0) process.exitCode = 1;
 }
 
 type Data = Awaited<ReturnType<typeof loadData>>;

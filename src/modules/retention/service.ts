@@ -51,17 +51,20 @@ export async function pruneBatch(db: Db, windows: RetentionWindows, batch: numbe
     select count(*)::int as n from gone`);
   pruned.idempotency_keys = keys?.n ?? 0;
 
-  // An event goes with its deliveries and their attempts once every delivery finished before the cutoff. A
-  // delivery sent once more meanwhile is kept, and its event with it (the count of deliveries no longer matches).
+  // An event goes with its deliveries and their attempts once every delivery finished before the cutoff. The oldest
+  // `batch` events are looked at, each through its own deliveries (a lateral read over their index), so a run costs
+  // the batch and never the history. A delivery sent once more meanwhile is kept, and its event with it (the count of
+  // deliveries no longer matches).
   const cutoff = sql`now() - make_interval(days => ${windows.webhookDays})`;
   const [webhooks] = await db.execute<{ events: number; deliveries: number; attempts: number }>(sql`
     with picked as (
-      select e.id from webhook_events e
-      where e.created_at < ${cutoff}
-        and not exists (
-          select 1 from webhook_deliveries d
-          where d.event_id = e.id and (d.status = 'pending' or d.finished_at >= ${cutoff}))
-      order by e.id limit ${batch}
+      select e.id
+      from (select id from webhook_events where created_at < ${cutoff} order by created_at, id limit ${batch}) e
+      cross join lateral (
+        select bool_and(d.status <> 'pending' and d.finished_at < ${cutoff}) as finished
+        from webhook_deliveries d where d.event_id = e.id
+      ) deliveries
+      where deliveries.finished is not false
     ), deliveries as (
       delete from webhook_deliveries d
       where d.event_id in (select id from picked) and d.status <> 'pending' and d.finished_at < ${cutoff}

@@ -1,5 +1,5 @@
 import { runPeriodically, type Periodic } from '../src/db/periodic.js';
-import { noPrunedRows, PRUNED_TABLES, pruneBatch } from '../src/modules/retention/index.js';
+import { noPrunedRows, PRUNED_TABLES, pruneBatch, type EventCursor } from '../src/modules/retention/index.js';
 import type { Services } from '../src/services.js';
 
 /** One run at a time across every worker process. */
@@ -15,7 +15,7 @@ export type RetentionOptions = {
 
 /**
  * Every `intervalMs`: deletes what is past its retention window (C23) in batches of `batchSize`, each batch its
- * own short statements, until a batch comes back short or `batchesPerRun` ran. The lock's transaction only
+ * own short statements, until a batch comes back short, `batchesPerRun` ran, or the workers are stopping. The lock's transaction only
  * serializes the runs; the deletes commit one batch at a time, outside it.
  */
 export function startRetention(services: Services, options: RetentionOptions = {}): Periodic {
@@ -25,16 +25,19 @@ export function startRetention(services: Services, options: RetentionOptions = {
   return runPeriodically(
     db,
     { lockKey: RETENTION_LOCK, intervalMs, onError: (err) => logger.warn({ err }, 'retention run failed') },
-    async () => {
+    async (_tx, stopping) => {
       const deleted = noPrunedRows();
-      for (let run = 0; run < batchesPerRun; run++) {
-        const pruned = await pruneBatch(db, windows, batchSize);
+      let cursor: EventCursor = null;
+      for (let run = 0; run < batchesPerRun && !stopping(); run++) {
+        const batch = await pruneBatch(db, windows, batchSize, cursor);
+        cursor = batch.events.cursor;
         for (const table of PRUNED_TABLES) {
-          deleted[table] += pruned[table];
-          if (pruned[table] > 0) metrics.retentionDeleted(table, pruned[table]);
+          deleted[table] += batch.pruned[table];
+          if (batch.pruned[table] > 0) metrics.retentionDeleted(table, batch.pruned[table]);
         }
-        // Events and tokens decide whether there is more: deliveries and attempts go with their events.
-        if (pruned.auth_tokens < batchSize && pruned.idempotency_keys < batchSize && pruned.webhook_events < batchSize) break;
+        // Tokens and keys past their window are all deleted, so a short batch means none is left; old events are
+        // walked in order, so a batch that looked at fewer than `batchSize` reached the cutoff.
+        if (batch.pruned.auth_tokens < batchSize && batch.pruned.idempotency_keys < batchSize && batch.events.looked < batchSize) break;
       }
       if (Object.values(deleted).some((n) => n > 0)) logger.info({ deleted }, 'retention deleted expired rows');
     },

@@ -7,12 +7,12 @@ export type Periodic = { close: () => Promise<void> };
  * Runs `task` now and then `intervalMs` after each run ends, from a plain timer (nothing kept in
  * Redis, so it survives Redis losing its data). Across processes one run at a time: a process that
  * finds the transaction-scoped advisory lock `lockKey` taken skips its turn instead of queueing.
- * close() stops the timer and waits for a run in progress.
+ * close() stops the timer and waits for a run in progress; a long run asks `stopping()` between its steps.
  */
 export function runPeriodically(
   db: Db,
   { lockKey, intervalMs, onError }: { lockKey: number; intervalMs: number; onError: (err: unknown) => void },
-  task: (tx: Tx) => Promise<void>,
+  task: (tx: Tx, stopping: () => boolean) => Promise<void>,
 ): Periodic {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
@@ -21,7 +21,7 @@ export function runPeriodically(
     running = db
       .transaction(async (tx) => {
         const [row] = await tx.execute<{ locked: boolean }>(sql`select pg_try_advisory_xact_lock(${lockKey}) as locked`);
-        if (row?.locked) await task(tx);
+        if (row?.locked) await task(tx, () => stopped);
       })
       .catch(onError)
       .finally(() => {

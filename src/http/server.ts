@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
 import { ERRORS } from '../errors.js';
@@ -47,11 +47,17 @@ function closeGently(socket: Socket, answer: string): void {
 
 /**
  * After the answer: the rest of a body nobody read (an early refusal, a 413) is read and dropped within the
- * LINGER bounds, then the connection closes; a body that ends within them leaves the connection usable.
+ * LINGER bounds, then the connection closes; a body that ends within them leaves a keep-alive connection usable.
+ * Resolves once the dropping is over (at once when there is nothing to drop).
  */
-function dropRestOfBody(req: IncomingMessage): void {
-  if (req.complete || req.destroyed) return;
-  const close = () => req.socket.destroy();
+function dropRestOfBody(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (req.complete || req.destroyed) return Promise.resolve();
+  const socket = req.socket;
+  const keptAlive = res.shouldKeepAlive;
+  // An answer that closes the connection: Node closes it as soon as the answer is written, which resets a client
+  // still sending (and can erase the answer on its side). Half-close instead, as after a parser failure.
+  if (!keptAlive) socket.destroySoon = () => void socket.end();
+  const close = () => socket.destroy();
   const timer = setTimeout(close, LIMITS.LINGER_MS).unref();
   let dropped = 0;
   // Whoever was reading the body (a handler's stream) is done with it: the bytes are ours to drop now.
@@ -60,8 +66,16 @@ function dropRestOfBody(req: IncomingMessage): void {
     dropped += chunk.byteLength;
     if (dropped > LIMITS.LINGER_BYTES) close();
   });
-  req.once('close', () => clearTimeout(timer));
+  // A kept-alive connection goes on to its next request once the body ended; a closing one waits for the client.
+  if (keptAlive) req.once('end', () => clearTimeout(timer));
   req.resume();
+  return new Promise((resolve) => {
+    if (keptAlive) req.once('close', () => resolve());
+    socket.once('close', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
 }
 
 export type HttpServer = {
@@ -97,18 +111,21 @@ export function serveHttp(fetch: Fetch, { port, hostname }: { port: number; host
     closeGently(socket, parserFailure(status, err.rawPacket));
   });
 
-  // A request counts until its response is on the wire, not merely until the handler returned.
+  // A request counts until its response is on the wire, not merely until the handler returned, and then while the
+  // rest of its body is being dropped.
   let inFlight = 0;
   let idle: (() => void) | null = null;
   let keepAlive = true;
+  const done = () => {
+    if (--inFlight === 0) idle?.();
+  };
   server.on('request', (req, res) => {
     if (!keepAlive) res.shouldKeepAlive = false;
     inFlight++;
+    let dropping: Promise<void> = Promise.resolve();
     // Before Node's own handler, which would otherwise drop the rest of the body without counting it.
-    res.prependOnceListener('finish', () => dropRestOfBody(req));
-    res.once('close', () => {
-      if (--inFlight === 0) idle?.();
-    });
+    res.prependOnceListener('finish', () => (dropping = dropRestOfBody(req, res)));
+    res.once('close', () => void dropping.then(done));
   });
   // A client that waits for `100 Continue` before sending its body gets it only once a route starts reading the
   // body: a refusal decided on the headers alone (413, 401) is answered before a byte of the body is sent.

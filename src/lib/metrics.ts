@@ -160,7 +160,7 @@ export function createMetrics(sources: ScrapeSources, { scrapeTimeoutMs = 2000 }
   const initiate = () => (initiateRead ??= bounded(sources.initiate));
   new Gauge({
     name: 'orders_initiate',
-    help: 'Orders in initiate (accepted, not yet moved on) that no operator holds, read at scrape time',
+    help: 'Orders in initiate (accepted, not yet moved on) that no operator holds and no provider is settling, read at scrape time',
     labelNames: ['kind'],
     registers: [scraped],
     async collect() {
@@ -171,7 +171,7 @@ export function createMetrics(sources: ScrapeSources, { scrapeTimeoutMs = 2000 }
   });
   new Gauge({
     name: 'orders_initiate_oldest_seconds',
-    help: 'Age of the oldest order in initiate that no operator holds (0: none), read at scrape time',
+    help: 'Age of the oldest order in initiate that no operator holds and no provider is settling (0: none), read at scrape time',
     labelNames: ['kind'],
     registers: [scraped],
     async collect() {

@@ -62,7 +62,8 @@ type RawAnswer = { sent: number; error: string | null; answer: string };
  */
 function uploadThenRead(head: string, bodyBytes: number, chunk = 64 * 1024): Promise<RawAnswer> {
   return new Promise((resolve) => {
-    const socket = createConnection({ port, host: '127.0.0.1' });
+    // Half-open allowed: a server that answers and half-closes leaves it sending the rest, as HTTP clients do.
+    const socket = createConnection({ port, host: '127.0.0.1', allowHalfOpen: true });
     let answer = '';
     let sent = 0;
     let error: string | null = null;
@@ -197,14 +198,16 @@ describe('limits answered in the envelope, readable by the client (C2)', () => {
     expect(answer).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 401 /);
   });
 
-  it('a client that sends its whole body before reading still reads its 413, on both interfaces', async () => {
+  it('a client that sends its whole body before reading still reads its 413, on both interfaces, also on a closing connection', async () => {
     const size = 3 * 1024 * 1024;
-    for (const [path, envelope] of [
-      ['/api/card/make-order', '{"status":"failed","errors":"The request body is too large."}'],
-      ['/license-api/purchases/validation', '{"status":"error","msg":"The request body is too large."}'],
+    for (const [path, envelope, connection] of [
+      ['/api/card/make-order', '{"status":"failed","errors":"The request body is too large."}', 'keep-alive'],
+      ['/license-api/purchases/validation', '{"status":"error","msg":"The request body is too large."}', 'keep-alive'],
+      ['/api/card/make-order', '{"status":"failed","errors":"The request body is too large."}', 'close'],
     ] as const) {
-      const result = await uploadThenRead(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${size}\r\n\r\n`, size);
-      expect(result.error, path).toBeNull();
+      const head = `POST ${path} HTTP/1.1\r\nHost: x\r\nConnection: ${connection}\r\nContent-Type: application/json\r\nContent-Length: ${size}\r\n\r\n`;
+      const result = await uploadThenRead(head, size);
+      expect(result.error, `${path} ${connection}`).toBeNull();
       expect(result.sent).toBe(size);
       expect(result.answer).toMatch(/^HTTP\/1\.1 413 /);
       expect(result.answer.endsWith(envelope)).toBe(true);

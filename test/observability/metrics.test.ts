@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/lib/metrics.js';
 import { createTestAccount, expectJson, tokenFor } from '../helpers/api.js';
 import { sql } from 'drizzle-orm';
-import { createCard, createCardService, createOrder, createTopUp } from '../helpers/fixtures.js';
-import { initiateBacklog } from '../../src/modules/orders/index.js';
+import { createCard, createCardService, createOrder, createTopUp, createTopUpOrder } from '../helpers/fixtures.js';
+import { initiateBacklog } from '../../src/modules/orders/waiting.js';
 import { noteStockLevels } from '../../src/modules/inventory/low-stock.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 import { TEST_METRICS_TOKEN } from '../helpers/processes.js';
@@ -149,7 +149,7 @@ describe('GET /metrics', () => {
     expect(after.value('card_service_below_low_stock_threshold', labels)).toBe(1);
   });
 
-  it('reads the orders stuck in initiate per kind, leaving out those an operator holds', async () => {
+  it('reads the orders stuck in initiate per kind, leaving out those an operator holds or a provider is settling', async () => {
     const { id: accountId } = await createTestAccount(app);
     const { serviceId, cardId } = await createCardService(app.services.db);
     let backlog: Awaited<ReturnType<typeof initiateBacklog>> = [];
@@ -162,6 +162,12 @@ describe('GET /metrics', () => {
         const held = await createOrder(tx, { accountId, cardId, serviceId });
         await tx.execute(sql`update orders set created_at = now() - interval '10 minutes' where id = ${waiting.id}`);
         await tx.execute(sql`update orders set created_at = now() - interval '1 hour', awaiting_operator_since = now() where id = ${held.id}`);
+        const settling = await createTopUpOrder(tx, { accountId });
+        await tx.execute(sql`update orders set created_at = now() - interval '2 hours' where id = ${settling.id}`);
+        const [provider] = await tx.execute<{ id: number }>(sql`
+          insert into providers (name, kind, base_url, credentials_sealed) values ('Slow', 'http', 'http://127.0.0.1:9', '\\x00') returning id`);
+        await tx.execute(sql`
+          insert into provider_attempts (order_id, provider_id, product_code, outcome) values (${settling.id}, ${provider!.id}, 'X', 'pending')`);
         backlog = await initiateBacklog(tx);
         throw rolledBack;
       })
@@ -173,6 +179,7 @@ describe('GET /metrics', () => {
     expect(card.oldestSeconds).toBeGreaterThanOrEqual(600);
     expect(card.oldestSeconds).toBeLessThan(3600);
     expect(backlog.map((row) => row.kind).sort()).toEqual(['card', 'top_up']);
+    expect(backlog.find((row) => row.kind === 'top_up')!.oldestSeconds).toBeLessThan(3600);
   });
 
   it('is documented as a text/plain operation behind the metrics token', async () => {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { noteStockLevels } from '../../src/modules/inventory/low-stock.js';
+import { migrateDatabase } from '../../src/db/migrate.js';
 import { pruneBatch } from '../../src/modules/retention/index.js';
 import { createTestAccount } from '../helpers/api.js';
 import { createCardService } from '../helpers/fixtures.js';
@@ -51,7 +52,9 @@ async function event(createdDaysAgo: number, finishedDaysAgo: Array<number | nul
       values (${row!.id}, ${finished === null ? 'pending' : 'failed'}, 1,
         ${finished === null ? null : sql()`now() - ${`${finished} days`}::interval`}, now() - ${`${createdDaysAgo} days`}::interval)
       returning id::int as id`;
-    await sql()`insert into webhook_attempts (delivery_id, status_code, duration_ms) values (${delivery!.id}, 500, 12)`;
+    await sql()`
+      insert into webhook_attempts (delivery_id, status_code, duration_ms, created_at)
+      values (${delivery!.id}, 500, 12, ${finished === null ? sql()`now()` : sql()`now() - ${`${finished} days`}::interval`})`;
   }
   return row!.id;
 }
@@ -77,7 +80,8 @@ describe('retention (C23)', () => {
       revokedRecently: await token(accountId, 6, 'revocation'),
       live: await token(accountId, -1),
     };
-    const keys = { old: await idempotencyKey(accountId, 25), fresh: await idempotencyKey(accountId, 23) };
+    // Kept an hour past their 24 h, so that a repeat just before the 24 h still finds its key to replay.
+    const keys = { old: await idempotencyKey(accountId, 26), fresh: await idempotencyKey(accountId, 24.5) };
     const events = {
       allFinishedLongAgo: await event(40, [31, 35]),
       noDeliveries: await event(31, []),
@@ -138,22 +142,49 @@ describe('retention (C23)', () => {
     const { id: accountId } = await createTestAccount(app);
     const eventId = await event(40, [35]);
     await sql()`update webhook_deliveries set status = 'pending', finished_at = null where event_id = ${eventId}`;
-    const key = await idempotencyKey(accountId, 25);
+    const key = await idempotencyKey(accountId, 26);
     await sql()`update idempotency_keys set created_at = now() where key = ${key}`;
     await pruneBatch(app.services.db, DEFAULTS, 1000);
     expect(await exists('webhook_events', 'id', eventId)).toBe(true);
     expect(await exists('idempotency_keys', 'key', key)).toBe(true);
   });
 
+  it('walks past an event kept back, batch after batch', async () => {
+    await pruneBatch(app.services.db, DEFAULTS, 1000);
+    const keptBack = await event(50, [null]);
+    const behind = [await event(45, [40]), await event(44, [40])];
+    const first = await pruneBatch(app.services.db, DEFAULTS, 1);
+    expect(first.events.looked).toBe(1);
+    expect(first.pruned.webhook_events).toBe(0);
+    const second = await pruneBatch(app.services.db, DEFAULTS, 1, first.events.cursor);
+    expect(second.pruned.webhook_events).toBe(1);
+    const third = await pruneBatch(app.services.db, DEFAULTS, 1, second.events.cursor);
+    expect(third.pruned.webhook_events).toBe(1);
+    expect(await exists('webhook_events', 'id', keptBack)).toBe(true);
+    for (const id of behind) expect(await exists('webhook_events', 'id', id)).toBe(false);
+  });
+
+  it('counts a delivery finished before finished_at was kept from its last attempt', async () => {
+    const longAgo = await event(40, [35]);
+    const recently = await event(40, [35]);
+    await sql()`update webhook_deliveries set finished_at = null where event_id in (${longAgo}, ${recently})`;
+    await sql()`
+      update webhook_attempts a set created_at = now() - interval '10 days'
+      from webhook_deliveries d where d.id = a.delivery_id and d.event_id = ${recently}`;
+    await pruneBatch(app.services.db, DEFAULTS, 1000);
+    expect(await exists('webhook_events', 'id', longAgo)).toBe(false);
+    expect(await exists('webhook_events', 'id', recently)).toBe(true);
+  });
+
   it('deletes in batches: at most `batch` rows of a kind per statement', async () => {
     const { id: accountId } = await createTestAccount(app);
     const ids = await Promise.all(Array.from({ length: 5 }, () => token(accountId, 10)));
     const first = await pruneBatch(app.services.db, DEFAULTS, 2);
-    expect(first.auth_tokens).toBe(2);
+    expect(first.pruned.auth_tokens).toBe(2);
     const left = async () => (await Promise.all(ids.map((id) => exists('auth_tokens', 'id', id)))).filter(Boolean).length;
     expect(await left()).toBe(3);
-    expect((await pruneBatch(app.services.db, DEFAULTS, 2)).auth_tokens).toBe(2);
-    expect((await pruneBatch(app.services.db, DEFAULTS, 2)).auth_tokens).toBe(1);
+    expect((await pruneBatch(app.services.db, DEFAULTS, 2)).pruned.auth_tokens).toBe(2);
+    expect((await pruneBatch(app.services.db, DEFAULTS, 2)).pruned.auth_tokens).toBe(1);
     expect(await left()).toBe(0);
   });
 
@@ -169,7 +200,7 @@ describe('retention (C23)', () => {
       update webhook_deliveries d set status = 'skipped', finished_at = now() - interval '35 days'
       from webhook_events e where e.id = d.event_id and (e.data->>'card_service_id')::int = ${service.serviceId}`;
     const pruned = await pruneBatch(app.services.db, DEFAULTS, 1000);
-    expect(pruned.webhook_events).toBeGreaterThanOrEqual(1);
+    expect(pruned.pruned.webhook_events).toBeGreaterThanOrEqual(1);
     expect(await app.scrape()).toMatch(series);
   });
 });
@@ -191,5 +222,21 @@ describe('the retention timer in the worker processes', () => {
       return row!.n === 0;
     });
     expect(await timed.scrape()).toMatch(/^retention_deleted_rows_total\{table="auth_tokens"\} 10$/m);
+  });
+});
+
+describe('the indexes retention reads, on tables that may be large by then', () => {
+  const indexes = ['auth_tokens_ended_idx', 'webhook_events_created_idx'];
+  const states = async () =>
+    app.services.sql<{ name: string; valid: boolean }[]>`
+      select c.relname as name, i.indisvalid as valid from pg_class c join pg_index i on i.indexrelid = c.oid
+      where c.relname in ${app.services.sql(indexes)} order by c.relname`;
+
+  it('are built by the migration step, and built again when a build was cut off', async () => {
+    expect(await states()).toEqual(indexes.map((name) => ({ name, valid: true })));
+    // What a CREATE INDEX CONCURRENTLY cut off by a crash leaves behind.
+    await sql()`update pg_index set indisvalid = false where indexrelid = 'webhook_events_created_idx'::regclass`;
+    await migrateDatabase(app.services.config.DATABASE_URL);
+    expect(await states()).toEqual(indexes.map((name) => ({ name, valid: true })));
   });
 });

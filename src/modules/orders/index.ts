@@ -3,4 +3,4 @@
  * counted (statuses and their moves stay in state.ts).
  */
 export { statusObserver } from './events.js';
-export { initiateBacklog, ordersNotMovedOn, type WaitingCursor } from './waiting.js';
+export { ordersNotMovedOn, type WaitingCursor } from './waiting.js';

@@ -36,8 +36,9 @@ export async function ordersNotMovedOn(
 
 /**
  * Per kind, the orders that have not moved on and no operator holds, and the age of the oldest (0 when none), for
- * the alert on orders stuck in `initiate`. Read over the reconciler's partial index, so the count costs the orders
- * waiting, not the orders ever placed.
+ * the alert on orders stuck in `initiate`. A top-up whose provider answered pending or unknown is left out: status
+ * queries and callbacks settle it, for up to PROVIDER_SETTLE_HOURS (provider_unsettled_orders counts those). Read over
+ * the reconciler's partial index, so the count costs the orders waiting, not the orders ever placed.
  */
 export async function initiateBacklog(db: DbOrTx): Promise<Array<{ kind: ProductKind; count: number; oldestSeconds: number }>> {
   return db.execute<{ kind: ProductKind; count: number; oldestSeconds: number }>(sql`
@@ -47,5 +48,6 @@ export async function initiateBacklog(db: DbOrTx): Promise<Array<{ kind: Product
       select count(*)::int as count, coalesce(extract(epoch from now() - min(o.created_at)), 0)::float8 as oldest_seconds
       from ${orders} o
       where o.status = ${ORDER_STATUS.initiate} and o.awaiting_operator_since is null and o.kind = k.kind
+        and not exists (select 1 from provider_attempts a where a.order_id = o.id and a.outcome in ('pending', 'unknown'))
     ) w`);
 }

@@ -1,1 +1,1 @@
-export { noPrunedRows, PRUNED_TABLES, pruneBatch, type PrunedRows, type PrunedTable, type RetentionWindows } from './service.js';
+export { noPrunedRows, PRUNED_TABLES, pruneBatch, type EventCursor, type PrunedRows, type PrunedTable, type RetentionWindows } from './service.js';

@@ -38,27 +38,28 @@ const ONLINE_INDEXES = [
   { name: 'webhook_events_created_idx', definition: 'on "webhook_events" using btree ("created_at", "id")' },
 ];
 
-const ONLINE_INDEX_LOCK = 7_301_010;
-
 /**
- * One process at a time (another one's build in progress looks invalid too), under a session lock taken by a
- * statement of its own: a lock held in an open transaction would keep a snapshot the builds wait for.
+ * Every process that starts builds what is missing, without a lock (a session lock would not hold through a
+ * transaction pooler): a build another process has in progress is left to it, and a build that was cut off (an
+ * invalid index nobody is building) is dropped and started again. Two processes starting together may both try:
+ * the one that loses (an existing name, or PostgreSQL breaking the two builds' deadlock) looks again.
  */
 async function buildOnlineIndexes(sql: postgres.Sql): Promise<void> {
-  const holder = await sql.reserve();
-  try {
-    await holder`select pg_advisory_lock(${ONLINE_INDEX_LOCK})`;
-    for (const { name, definition } of ONLINE_INDEXES) {
-      const [index] = await sql<{ valid: boolean }[]>`
-        select i.indisvalid as valid from pg_class c join pg_index i on i.indexrelid = c.oid
+  for (const { name, definition } of ONLINE_INDEXES) {
+    for (let attempt = 1; ; attempt++) {
+      const [index] = await sql<{ valid: boolean; building: boolean }[]>`
+        select i.indisvalid as valid,
+          exists (select 1 from pg_stat_progress_create_index p where p.index_relid = c.oid) as building
+        from pg_class c join pg_index i on i.indexrelid = c.oid
         where c.relname = ${name} and c.relnamespace = current_schema()::regnamespace`;
-      if (index?.valid) continue;
-      if (index) await sql.unsafe(`drop index concurrently if exists "${name}"`);
-      await sql.unsafe(`create index concurrently if not exists "${name}" ${definition}`);
+      if (index?.valid || index?.building) break;
+      try {
+        if (index) await sql.unsafe(`drop index concurrently if exists "${name}"`);
+        await sql.unsafe(`create index concurrently if not exists "${name}" ${definition}`);
+      } catch (err) {
+        if (attempt >= 5 || !['42P07', '23505', '40P01'].includes((err as { code?: string }).code ?? '')) throw err;
+      }
     }
-  } finally {
-    await holder`select pg_advisory_unlock(${ONLINE_INDEX_LOCK})`;
-    holder.release();
   }
 }
 

@@ -99,8 +99,16 @@ describe('a transaction pooler between the service and PostgreSQL', () => {
       await Promise.all([migrateDatabase(bouncer.through(fresh.url)), migrateDatabase(bouncer.through(fresh.url))]);
       const sql = postgres(fresh.url, { max: 1, onnotice: () => {} });
       const [row] = await sql<{ tables: boolean }[]>`select to_regclass('public.orders') is not null as tables`;
+      // The indexes built after the migrations (CREATE INDEX CONCURRENTLY) are there once, and valid.
+      const built = await sql<{ name: string; valid: boolean }[]>`
+        select c.relname as name, i.indisvalid as valid from pg_class c join pg_index i on i.indexrelid = c.oid
+        where c.relname in ('auth_tokens_ended_idx', 'webhook_events_created_idx') order by c.relname`;
       await sql.end({ timeout: 5 });
       expect(row!.tables).toBe(true);
+      expect(built).toEqual([
+        { name: 'auth_tokens_ended_idx', valid: true },
+        { name: 'webhook_events_created_idx', valid: true },
+      ]);
     } finally {
       await fresh.drop();
     }

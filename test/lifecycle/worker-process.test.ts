@@ -7,7 +7,7 @@ import { createAccount } from '../../src/modules/accounts/service.js';
 import { addCodes } from '../../src/modules/inventory/service.js';
 import { createCard } from '../helpers/fixtures.js';
 import { createTestDatabase } from '../helpers/harness.js';
-import { freePort, runEntry, scrape, sleep, waitForHttp, type Run } from '../helpers/processes.js';
+import { freePort, runEntry, scrape, sleep, TEST_METRICS_TOKEN, waitForHttp, type Run } from '../helpers/processes.js';
 
 /**
  * `npm start` runs the workers in a child process of their own (workers/process.ts): orders are fulfilled
@@ -37,6 +37,7 @@ beforeAll(async () => {
     PORT: String(port),
     LOG_LEVEL: 'warn',
     SHUTDOWN_TIMEOUT_MS: '5000',
+    METRICS_TOKEN: TEST_METRICS_TOKEN,
   };
   const card = await createCard(db.db, { services: [{ price: '1.00' }] });
   serviceId = card.services[0]!.id;

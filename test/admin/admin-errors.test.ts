@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestAccount, expectFailure } from '../helpers/api.js';
+import { createTestAccount, expectFailure, expectJson } from '../helpers/api.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
-import { importCodes, restockThroughQueue } from '../../src/modules/admin/service.js';
 import { createCardService, createOrder, createTopUpOrder, createTopUpService } from '../helpers/fixtures.js';
 
 let app: TestApp;
@@ -115,12 +114,18 @@ describe('business rules (409)', () => {
   });
 });
 
-describe('restock still running', () => {
-  it('answers fulfilled_orders null when the restock job has not finished in time (no worker here)', async () => {
-    const { serviceId } = await createCardService(app.services.db);
-    const { db, config } = app.services;
-    const restock = restockThroughQueue(app.services, 300);
-    expect(await importCodes({ db, codeKey: config.codeEncryptionKey, restock }, serviceId, ['N-1'])).toEqual({ added: 1, skipped: 0, fulfilled_orders: null });
-    expect(await app.services.queues.restock.getJobCounts('waiting')).toEqual({ waiting: 1 });
+describe('an import with no worker process running', () => {
+  it('answers at once with the waiting orders its codes completed: it never waits on a worker', async () => {
+    const { id: accountId } = await createTestAccount(app);
+    const { serviceId, cardId } = await createCardService(app.services.db);
+    const waiting = await createOrder(app.services.db, { accountId, cardId, serviceId, status: 3, codesOwed: 1 });
+    const started = Date.now();
+    const body = await expectJson(await post(`/admin/card-services/${serviceId}/codes`, 'N-1\n', 'text/plain'), 200);
+    expect(body.message).toEqual({ added: 1, skipped: 0, fulfilled_orders: 1 });
+    // The queue's restock would have waited 10 s for a worker, then answered null.
+    expect(Date.now() - started).toBeLessThan(5000);
+    const [order] = await app.services.sql<{ status: number }[]>`select status from orders where id = ${waiting.id}`;
+    expect(order!.status).toBe(1);
+    expect(await app.services.queues.restock.getJobCounts('waiting')).toEqual({ waiting: 0 });
   });
 });

@@ -5,6 +5,7 @@ import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../helpers/harness.js';
 import { entryPoints } from '../helpers/entry.js';
@@ -116,6 +117,39 @@ describe('stopping (C20)', () => {
     upload.finish();
     expect(await upload.answer()).toMatch(/^HTTP\/1\.1 401[^]*the api_key parameter is required/);
     expect(await run.exit).toEqual({ code: 0, signal: null });
+  });
+
+  it('SIGTERM during a code import lets it finish and answer, however its workers stop beside it', async () => {
+    const env = await serviceEnv({ SHUTDOWN_TIMEOUT_MS: '8000' });
+    const run = await startServing(env);
+    const sql = postgres(database.url, { max: 1, onnotice: () => {} });
+    const [service] = await sql<{ id: number }[]>`select id from card_services order by id limit 1`;
+    await sql.end();
+    // 200 codes, sent slowly: the upload is still arriving when the signal comes.
+    const lines = Array.from({ length: 200 }, (_, i) => `STOP-${i}-${randomBytes(4).toString('hex')}\n`);
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        const next = lines.splice(0, 20);
+        if (next.length === 0) return controller.close();
+        await sleep(150);
+        controller.enqueue(new TextEncoder().encode(next.join('')));
+      },
+    });
+    const answer = fetch(`http://127.0.0.1:${env.PORT}/admin/card-services/${service!.id}/codes`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${env.ADMIN_TOKEN}`, 'Content-Type': 'text/plain' },
+      body,
+      duplex: 'half',
+    } as RequestInit);
+    await sleep(400);
+    const asked = Date.now();
+    run.process.kill('SIGTERM');
+    const response = await answer;
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { message: unknown }).message).toEqual({ added: 200, skipped: 0, fulfilled_orders: 0 });
+    expect(await run.exit).toEqual({ code: 0, signal: null });
+    // Well within SHUTDOWN_TIMEOUT_MS: nothing waited for a worker.
+    expect(Date.now() - asked).toBeLessThan(6000);
   });
 
   it('with SHUTDOWN_DRAIN_DELAY_MS, SIGTERM takes the process out of rotation before its port closes (C21)', async () => {

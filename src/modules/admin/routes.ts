@@ -32,7 +32,7 @@ import {
   Stock,
   UtrParam,
 } from './schemas.js';
-import { importCodes, listOrders, moveBalance, openAccount, refundForOperator, restockThroughQueue } from './service.js';
+import { importCodes, listOrders, moveBalance, openAccount, refundForOperator, restockHere } from './service.js';
 
 /** Where the admin router is mounted by the app, plus the dashboard's own prefix. */
 const DASHBOARD_PATH = '/admin/queues';
@@ -99,7 +99,8 @@ export function adminRoutes(services: Services) {
     }),
     async (c) => {
       const { db, config } = c.var.services;
-      const deps = { db, codeKey: config.codeEncryptionKey, restock: restockThroughQueue(c.var.services) };
+      // Restocked here, as the CLI does: the answer never waits on a worker process, running or stopping.
+      const deps = { db, codeKey: config.codeEncryptionKey, restock: restockHere(db, operatorMoves(c)) };
       const id = c.req.valid('param').id;
       const plain = (c.req.header('content-type') ?? '').toLowerCase().startsWith('text/plain');
       const result = plain

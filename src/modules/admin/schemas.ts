@@ -78,7 +78,7 @@ export const ImportResult = z
   .object({
     added: z.number().int(),
     skipped: z.number().int(),
-    fulfilled_orders: z.number().int().nullable().openapi({ description: 'Waiting orders the restock completed; null while it still runs' }),
+    fulfilled_orders: z.number().int().openapi({ description: 'Waiting stock_short orders the new codes completed' }),
   })
   .openapi('ImportResult');
 

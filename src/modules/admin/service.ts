@@ -2,7 +2,6 @@ import { count, desc, eq, inArray } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { orderLines, orders } from '../../db/schema.js';
 import type { Config } from '../../env.js';
-import type { Services } from '../../services.js';
 import { AppError, validationError } from '../../errors.js';
 import { isoMicros } from '../../lib/time.js';
 import { MAX_MONEY, moneyNumber, toCents } from '../../lib/money.js';
@@ -10,7 +9,7 @@ import { adjustBalance, createAccount, type AccountCredentials } from '../accoun
 import { refundOrder } from '../fulfilment/index.js';
 import { restockCardService } from '../fulfilment/index.js';
 import { addCodes, type ImportCounts } from '../inventory/service.js';
-import { statusObserver, unobserved, type StatusObserver } from '../orders/events.js';
+import { unobserved, type StatusObserver } from '../orders/events.js';
 import { STATUS_LABELS, type OrderStatus } from '../orders/state.js';
 
 export type NewOperatorAccount = { firstname: string; lastname: string; email?: string; currency?: string; balance?: string };
@@ -39,47 +38,19 @@ export async function moveBalance(db: Db, accountId: number, amount: string, rea
   throw validationError([`The amount field must not take the balance above ${MAX_MONEY}.`]);
 }
 
-export type ImportResult = { added: number; skipped: number; fulfilled_orders: number | null };
+export type ImportResult = { added: number; skipped: number; fulfilled_orders: number };
+
+/** How waiting `stock_short` orders get the new codes: the number of orders fulfilled. */
+export type Restock = (cardServiceId: number) => Promise<number>;
 
 /**
- * How waiting `stock_short` orders get the new codes: the number of orders fulfilled, or null when the
- * restock is still running (it finishes in the background).
+ * Restocks in the importing process (the API or the CLI), so that an import's answer never depends on a worker
+ * process; `observe` hears of the orders it moves.
  */
-export type Restock = (cardServiceId: number) => Promise<number | null>;
-
-/** Restocks in this process: for tools that run without workers (the CLI); `observe` hears of the orders it moves. */
 export const restockHere =
   (db: Db, observe: StatusObserver = unobserved): Restock =>
   async (cardServiceId) =>
     (await restockCardService(db, cardServiceId, observe)).fulfilledOrders;
-
-/** How often a queued restock is looked at while the import waits for it. */
-const RESTOCK_POLL_MS = 50;
-
-/**
- * Restocks through the queue (a worker fulfils the waiting orders) and waits up to `waitMs` for it; when
- * the queue cannot be reached it restocks here instead, so no order waits on a job never enqueued. The
- * job's state is read from the queue itself: no event subscription, no extra connection.
- */
-export const restockThroughQueue =
-  ({ db, queues, logger, metrics }: Pick<Services, 'db' | 'queues' | 'logger' | 'metrics'>, waitMs = 10_000): Restock =>
-  async (cardServiceId) => {
-    let job;
-    try {
-      job = await queues.restock.add('restock', { cardServiceId });
-    } catch (err) {
-      logger.warn({ cardServiceId, err }, 'restock could not be enqueued, running it in-process');
-      return restockHere(db, statusObserver({ logger, metrics }))(cardServiceId);
-    }
-    const deadline = Date.now() + waitMs;
-    while (Date.now() < deadline) {
-      const current = await queues.restock.getJob(job.id!).catch(() => undefined);
-      if (current?.finishedOn && !current.failedReason) return (current.returnvalue as { fulfilledOrders: number }).fulfilledOrders;
-      if (current === undefined || current.failedReason) return null;
-      await new Promise((resolve) => setTimeout(resolve, RESTOCK_POLL_MS));
-    }
-    return null;
-  };
 
 /**
  * Operator task (HTTP and CLI): stores new codes of a card service (a list, or lines streamed from a file or an

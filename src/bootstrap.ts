@@ -182,36 +182,46 @@ export function exitOnUncaught(logger: Logger): void {
 }
 
 /**
+ * A Ctrl-C reaches `npm start` twice: the terminal signals the whole foreground group, and npm passes its own copy
+ * on. Copies this close together are one request to stop.
+ */
+const SAME_SIGINT_MS = 300;
+
+/**
  * SIGTERM or SIGINT runs `stop` once (C20): it gets a deadline `timeoutMs` away and should finish by it;
  * at the deadline the process exits anyway, so an unreachable PostgreSQL or Redis never holds it. Work
  * left unfinished (a job mid-way) is picked up again elsewhere: every job handler is idempotent.
- * A second signal exits at once. The function returned starts the same shutdown without a signal (a worker
- * process whose API process has gone); it does nothing once one has begun.
+ * A second signal exits at once (not the copy of the same Ctrl-C). The function returned starts the same shutdown
+ * without a signal (a worker process whose API process has gone); it does nothing once one has begun. Every line
+ * goes to the JSON log.
  */
-export function onShutdown(timeoutMs: number, stop: (deadline: number) => Promise<void>): (reason: string) => void {
+export function onShutdown(logger: Logger, timeoutMs: number, stop: (deadline: number) => Promise<void>): (reason: string) => void {
   let stopping = false;
+  let firstSignal: { signal: NodeJS.Signals; at: number } | null = null;
   const begin = (reason: string) => {
     stopping = true;
-    process.stderr.write(`${reason}, shutting down (at most ${timeoutMs} ms)\n`);
+    logger.info({ reason, timeoutMs }, 'shutting down');
     const deadline = Date.now() + timeoutMs;
     const timer = setTimeout(() => {
-      process.stderr.write('shutdown deadline reached, exiting\n');
+      logger.warn({ timeoutMs }, 'shutdown deadline reached, exiting');
       process.exit(0);
     }, timeoutMs);
     stop(deadline).then(
       () => process.exit(0),
       (err) => {
         clearTimeout(timer);
-        process.stderr.write(`shutdown failed: ${err instanceof Error ? err.message : String(err)}\n`);
+        logger.error({ err }, 'shutdown failed');
         process.exit(1);
       },
     );
   };
   const onSignal = (signal: NodeJS.Signals) => {
     if (stopping) {
-      process.stderr.write(`${signal} received again, exiting now\n`);
+      if (signal === 'SIGINT' && firstSignal?.signal === 'SIGINT' && Date.now() - firstSignal.at < SAME_SIGINT_MS) return;
+      logger.warn({ signal }, 'signal received again, exiting now');
       process.exit(signal === 'SIGINT' ? 130 : 143);
     }
+    firstSignal = { signal, at: Date.now() };
     begin(`${signal} received`);
   };
   process.on('SIGINT', onSignal);

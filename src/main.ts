@@ -35,7 +35,7 @@ const { services, http } = await startOrExit(async () => {
 // Workers start once the port is ours: a start that fails on the port has taken no job.
 const workers = services.config.RUN_WORKERS ? startWorkerProcess(services) : null;
 
-onShutdown(services.config.SHUTDOWN_TIMEOUT_MS, async (deadline) => {
+onShutdown(services.logger, services.config.SHUTDOWN_TIMEOUT_MS, async (deadline) => {
   const workersStopped = workers?.close(deadline);
   // Out of a load balancer's rotation first: /ready fails and answers close their connections, while requests are
   // still served for SHUTDOWN_DRAIN_DELAY_MS. Then stop accepting and let the requests in flight finish while the

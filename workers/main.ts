@@ -23,7 +23,7 @@ const { services, workers, metricsServer } = await startOrExit(async () => {
   services.logger.info({ metricsPort: port ?? null }, 'workers started');
   return { services, workers, metricsServer };
 });
-const shutDown = onShutdown(services.config.SHUTDOWN_TIMEOUT_MS, async (deadline) => {
+const shutDown = onShutdown(services.logger, services.config.SHUTDOWN_TIMEOUT_MS, async (deadline) => {
   metricsServer?.close();
   await workers.close(deadline);
   await services.close(deadline);

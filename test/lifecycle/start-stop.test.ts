@@ -189,6 +189,34 @@ describe('stopping (C20)', () => {
     }
   });
 
+  it('one Ctrl-C on npm start is one graceful stop, though the terminal and npm both pass it on, and says so in JSON', async () => {
+    const env = await serviceEnv({ SHUTDOWN_TIMEOUT_MS: '8000', LOG_LEVEL: 'info' });
+    // A terminal's foreground job: npm and everything it started, in a process group of their own.
+    const npm = spawn('npm', ['start'], { cwd: ROOT, env: { ...process.env, ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    npm.stderr!.on('data', (chunk) => (stderr += chunk));
+    npm.stdout!.resume();
+    const exit = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)));
+    try {
+      const running = { process: npm, stop: async () => {}, ensureRunning: () => expect(npm.exitCode, stderr).toBeNull() };
+      await waitForHttp(`http://127.0.0.1:${env.PORT}/health`, running);
+      const upload = stalledUpload(Number(env.PORT));
+      await sleep(300);
+      process.kill(-npm.pid!, 'SIGINT');
+      await sleep(500);
+      upload.finish();
+      expect(await upload.answer()).toMatch(/^HTTP\/1\.1 401[^]*the api_key parameter is required/);
+      expect(await exit).toBe(0);
+    } finally {
+      if (npm.exitCode === null) process.kill(-npm.pid!, 'SIGKILL');
+    }
+    expect(stderr).not.toContain('again');
+    // The log stream stays JSON lines, shutdown included (npm prints nothing of its own with a clean exit).
+    const lines = stderr.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('npm warn'));
+    for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow();
+    expect(lines.map((line) => JSON.parse(line).msg)).toContain('shutting down');
+  });
+
   it('a second signal exits at once', async () => {
     const env = await serviceEnv({ SHUTDOWN_TIMEOUT_MS: '30000' });
     const run = await startServing(env);

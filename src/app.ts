@@ -12,6 +12,7 @@ import { ASSETS_PATH, baseUrl } from './http/urls.js';
 import { protectiveHeaders } from './http/headers.js';
 import { assetFiles } from './http/assets.js';
 import { docsRoutes } from './http/docs.js';
+import { allowedMethods } from './http/allowed-methods.js';
 import { until } from './lib/deadline.js';
 import { writeProbe } from './lib/redis.js';
 import { metricsAccess } from './lib/bearer.js';
@@ -73,8 +74,10 @@ export function createApp(services: Services) {
 
   app.use('*', requestId({ headerName: 'X-Request-Id' }));
   app.use('*', protectiveHeaders);
+  const methodsOf = allowedMethods(app as never);
   app.use('*', async (c, next) => {
     c.set('services', services);
+    c.set('allowedMethods', methodsOf);
     c.set('envelope', c.req.path.startsWith('/license-api') ? 'B' : 'A');
     await next();
   });
@@ -139,26 +142,27 @@ export function createApp(services: Services) {
   const metrics = endpoint({
     method: 'get',
     path: '/metrics',
-    summary: 'Requests, orders, queues, jobs, stock and process metrics (Prometheus text format); 404 while METRICS_TOKEN is unset',
+    summary: 'Requests, orders, queues, jobs, stock and process metrics (Prometheus text format); served while METRICS_TOKEN is set',
     tag: 'Operations',
     ok: z.string(),
     envelope: 'whole',
     guard: { security: [{ metricsToken: [] }] },
-    errors: [404],
   });
   const exposition = z.string().openapi({ example: 'orders_placed_total{kind="card"} 42' });
-  app.openapi(
-    {
-      ...metrics,
-      responses: { ...metrics.responses, 200: { description: 'Every series of this process', content: { 'text/plain': { schema: exposition } } } },
-    },
-    async (c) => {
-      const access = metricsAccess(c.req.header('authorization'), services.config.METRICS_TOKEN);
-      if (access === 'hidden') throw new AppError('route_not_found');
-      if (access === 'refused') throw new AppError('metrics_forbidden', undefined, { 'WWW-Authenticate': 'Bearer realm="metrics"' });
-      return c.text(await services.metrics.render(), 200, { 'Content-Type': services.metrics.contentType });
-    },
-  );
+  // Without METRICS_TOKEN there is no /metrics at all (C16): 404 whatever the method, as for any unknown path.
+  if (services.config.METRICS_TOKEN) {
+    app.openapi(
+      {
+        ...metrics,
+        responses: { ...metrics.responses, 200: { description: 'Every series of this process', content: { 'text/plain': { schema: exposition } } } },
+      },
+      async (c) => {
+        const access = metricsAccess(c.req.header('authorization'), services.config.METRICS_TOKEN);
+        if (access !== 'allowed') throw new AppError('metrics_forbidden', undefined, { 'WWW-Authenticate': 'Bearer realm="metrics"' });
+        return c.text(await services.metrics.render(), 200, { 'Content-Type': services.metrics.contentType });
+      },
+    );
+  }
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerToken', {
     type: 'http',
     scheme: 'bearer',
@@ -185,7 +189,12 @@ export function createApp(services: Services) {
   app.route('/docs', docsRoutes());
   app.get(`${ASSETS_PATH}/*`, assetFiles);
 
-  app.notFound((c) => failure(c, new AppError('route_not_found')));
+  // A path some route answers, asked with another method: 405 naming the methods it takes.
+  app.notFound((c) => {
+    const allowed = methodsOf(c.req.path);
+    if (allowed.length === 0) return failure(c, new AppError('route_not_found'));
+    return failure(c, new AppError('method_not_allowed', `The ${c.req.method} method is not allowed here; use ${allowed.join(', ')}.`, { Allow: allowed.join(', ') }));
+  });
   app.onError((err, c) => failure(c, asAppError(c, err)));
 
   return app;

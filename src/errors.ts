@@ -15,6 +15,7 @@ export const ERRORS = {
   bad_signature: { status: 401, message: 'The signature is missing, stale or not valid.' },
   not_found: { status: 404, message: 'Resource not found.' },
   route_not_found: { status: 404, message: 'The requested endpoint does not exist.' },
+  method_not_allowed: { status: 405, message: 'This method is not allowed here.' },
   validation: { status: 422, message: 'The given data was invalid.' },
   insufficient_balance: { status: 409, message: 'Insufficient balance' },
   already_reviewed: { status: 409, message: 'You have already reviewed this product.' },

@@ -10,6 +10,8 @@ export type AppEnv = {
     services: Services;
     requestId: string;
     envelope: Envelope;
+    /** The methods some route answers on a path (empty: no route), for 405 and its `Allow` header. */
+    allowedMethods: (path: string) => string[];
     /** The authenticated caller of Interface A. */
     account: Caller;
     /** The owner of the api key of an Interface B request. */

@@ -71,6 +71,6 @@ describe('operator CLI', () => {
     });
     const refused = await cli(['orders:refund', first.utr, '--reason', 'late']);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain('The order cannot change to that status.');
+    expect(refused.stderr).toContain('The order is completed and cannot be refunded.');
   });
 });

@@ -100,17 +100,22 @@ describe('business rules (409)', () => {
     expect(row!.balance).toBe('3.00');
   });
 
-  it('refuses to complete a card order or a finished order, and to refund a completed one', async () => {
+  it('refuses to complete a card order or a finished order, and to refund a finished one, saying why', async () => {
     const { cardId, serviceId } = await createCardService(app.services.db);
     const top = await createTopUpService(app.services.db);
     const account = await createTestAccount(app);
     const card = await createOrder(app.services.db, { accountId: account.id, cardId, serviceId, status: 3, codesOwed: 1 });
     const done = await createOrder(app.services.db, { accountId: account.id, ...top, status: 1 });
-    await expectFailure(await post(`/admin/orders/${card.utr}/complete`, {}), 409);
-    await expectFailure(await post(`/admin/orders/${done.utr}/complete`, {}), 409);
-    await expectFailure(await post(`/admin/orders/${done.utr}/refund`, { reason: 'x' }), 409);
-    const rows = await app.services.sql`select status from orders where id in (${card.id}, ${done.id}) order by id`;
-    expect(rows.map((r) => r.status)).toEqual([3, 1]);
+    const refunded = await createOrder(app.services.db, { accountId: account.id, ...top, status: 2 });
+    expect(await expectFailure(await post(`/admin/orders/${card.utr}/complete`, {}), 409)).toBe(
+      'Only top-up orders are completed by an operator; card orders complete when their codes are assigned.',
+    );
+    expect(await expectFailure(await post(`/admin/orders/${done.utr}/complete`, {}), 409)).toBe('The order is already completed.');
+    expect(await expectFailure(await post(`/admin/orders/${done.utr}/refund`, { reason: 'x' }), 409)).toBe('The order is completed and cannot be refunded.');
+    expect(await expectFailure(await post(`/admin/orders/${refunded.utr}/refund`, { reason: 'x' }), 409)).toBe('The order is already refunded.');
+    expect(await expectFailure(await post(`/admin/orders/${refunded.utr}/complete`, {}), 409)).toBe('The order is refunded and cannot be completed.');
+    const rows = await app.services.sql`select status from orders where id in (${card.id}, ${done.id}, ${refunded.id}) order by id`;
+    expect(rows.map((r) => r.status)).toEqual([3, 1, 2]);
   });
 });
 

@@ -214,6 +214,24 @@ describe('limits answered in the envelope, readable by the client (C2)', () => {
     }
   });
 
+  it('a known path asked with another method gets 405 naming the methods it takes, in the envelope of its interface', async () => {
+    const a = await app.request('/api/card/make-order');
+    expect(a.status).toBe(405);
+    expect(a.headers.get('allow')).toBe('POST');
+    expect(await a.json()).toEqual({ status: 'failed', errors: 'The GET method is not allowed here; use POST.' });
+    const b = await app.request('/license-api/purchases/validation', { method: 'PUT' });
+    expect(b.status).toBe(405);
+    expect(b.headers.get('allow')).toBe('POST');
+    expect(await b.json()).toEqual({ status: 'error', msg: 'This method is not allowed here: the Allow header names the ones that are.' });
+    const admin = await app.request('/admin/orders/T123/refund', { method: 'DELETE', headers: { Authorization: `Bearer ${app.adminToken}` } });
+    expect(admin.status).toBe(405);
+    expect(admin.headers.get('allow')).toBe('POST');
+    const both = await app.request('/admin/providers', { method: 'DELETE', headers: { Authorization: `Bearer ${app.adminToken}` } });
+    expect(both.headers.get('allow')).toBe('GET, HEAD, POST');
+    // A path no route answers stays a 404.
+    expect((await app.request('/api/no-such-endpoint', { method: 'POST' })).status).toBe(404);
+  });
+
   it('headers over the limit get 431 in the envelope, not a bare status or a reset', async () => {
     const big = 'a'.repeat(100_000);
     const a = await app.request('/api/get-category', { headers: { 'X-Big': big } });

@@ -92,10 +92,13 @@ describe('resource failures', () => {
     expect(await expectError(await send({ 'Content-Type': 'text/xml' }, '<a/>'), 400)).toMatch(/could not be read/);
   });
 
-  it('answers unknown routes and wrong methods with 404 in the B envelope, localized', async () => {
+  it('answers unknown routes with 404 and wrong methods with 405 and Allow, in the B envelope, localized', async () => {
     expect(await expectError(await app.request('/license-api/no-such-thing'), 404)).toBe('The requested endpoint does not exist.');
-    expect(await expectError(await app.request('/license-api/items/all', { method: 'POST', headers: ES }), 404)).toBe('El recurso solicitado no existe.');
-    expect(await expectError(await app.request('/license-api/purchases/validation', { headers: { 'X-API-Key': owner.apiKey } }), 404)).toMatch(/does not exist/);
+    expect(await expectError(await app.request('/license-api/no-such-thing', { method: 'POST', headers: ES }), 404)).toBe('El recurso solicitado no existe.');
+    const wrong = await app.request('/license-api/items/all', { method: 'POST', headers: ES });
+    expect(wrong.headers.get('allow')).toBe('GET, HEAD');
+    expect(await expectError(wrong, 405)).toBe('Este método no está permitido aquí: la cabecera Allow indica los permitidos.');
+    expect(await expectError(await app.request('/license-api/purchases/validation', { headers: { 'X-API-Key': owner.apiKey } }), 405)).toMatch(/Allow header/);
   });
 });
 

@@ -189,7 +189,7 @@ describe('GET /metrics', () => {
     expect(operation.security).toEqual([{ metricsToken: [] }]);
     expect(doc.components.securitySchemes.metricsToken).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(Object.keys(operation.responses['200'].content)).toEqual(['text/plain']);
-    expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(['401', '404']));
+    expect(Object.keys(operation.responses)).toContain('401');
   });
 });
 
@@ -208,8 +208,8 @@ describe('who may read the metrics (C16)', () => {
   it('answers 404, as for an unknown path, while METRICS_TOKEN is unset', async () => {
     const tokenless = await startTestApp({ env: { METRICS_TOKEN: '' } });
     try {
-      for (const headers of [undefined, { Authorization: `Bearer ${TEST_METRICS_TOKEN}` }]) {
-        const response = await tokenless.request('/metrics', { headers });
+      for (const [method, headers] of [['GET', undefined], ['GET', { Authorization: `Bearer ${TEST_METRICS_TOKEN}` }], ['POST', undefined]] as const) {
+        const response = await tokenless.request('/metrics', { method, headers });
         expect(response.status).toBe(404);
         expect(await response.json()).toEqual({ status: 'failed', errors: 'The requested endpoint does not exist.' });
       }

@@ -21,7 +21,7 @@ describe('operational endpoints (C16)', () => {
     const doc = await expectJson(await app.request('/openapi.json'), 200);
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.servers).toEqual([{ url: app.baseUrl, description: 'This server' }]);
-    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['adminToken', 'apiKey', 'bearerToken']);
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['adminToken', 'apiKey', 'bearerToken', 'metricsToken']);
     const routes = routeDefinitions(createApp(app.services));
     expect(routes.length).toBeGreaterThanOrEqual(21 + 2 + 10 + 2);
     for (const route of routes) {

@@ -41,19 +41,23 @@ describe('the timers at volume (C23)', () => {
   });
 
   it('cover every timer: the reconciler, the relay, stock keeping, campaign sync, balances, retention and the scrape', () => {
-    const used = new Set(plans.flatMap((plan) => plan.indexes));
-    // The reconciler's scan may walk either index of waiting orders.
-    expect(['orders_to_reconcile_idx', 'orders_status_idx'].some((index) => used.has(index))).toBe(true);
-    for (const index of [
-      'order_lines_card_service_owed_idx',
-      'webhook_deliveries_due_idx',
-      'webhook_deliveries_event_idx',
-      'webhook_events_created_idx',
-      'auth_tokens_ended_idx',
-      'idempotency_keys_created_idx',
-      'card_codes_available_idx',
-    ]) {
-      expect(used, index).toContain(index);
+    const statements = plans.map((plan) => plan.statement);
+    for (const [timer, fragment] of [
+      ['reconciler: waiting orders', 'awaiting_operator_since is null'],
+      ['reconciler: orders owed codes', 'codes_owed > 0'],
+      ['webhook relay', 'set enqueued_at'],
+      ['stock keeping: sales', 'delete from card_sales'],
+      ['stock keeping: low stock', 'low_stock_threshold as threshold'],
+      ['campaign sync', 'old_data'],
+      ['balance watch', "from providers p where p.status = 'active'"],
+      ['retention: tokens', 'from auth_tokens where least(expires_at, revoked_at)'],
+      ['retention: keys', 'from idempotency_keys where created_at'],
+      ['retention: webhook events', 'from webhook_events where created_at'],
+      ['scrape: orders in initiate', 'oldest_seconds'],
+      ['scrape: free codes', 'left join "card_codes" c'],
+      ['scrape: low stock', 'low_stock_alerts as alerts'],
+    ] as const) {
+      expect(statements.some((statement) => statement.includes(fragment)), timer).toBe(true);
     }
   });
 });

@@ -8,7 +8,7 @@ import { utcToday } from '../../lib/time.js';
 import { PRODUCT_KINDS } from '../../db/kinds.js';
 import { applicableMembership } from '../campaigns/rule.js';
 import { statusChange, unobserved, type StatusObserver } from '../orders/events.js';
-import { canTransition, ORDER_STATUS, transitionOrder, type OrderStatus } from '../orders/state.js';
+import { ensureTransition, ORDER_STATUS, transitionOrder, type OrderStatus } from '../orders/state.js';
 
 type LockedOrder = { id: number; account_id: number; kind: string; status: OrderStatus; total: string };
 
@@ -81,7 +81,7 @@ export async function refundOrder(
 ): Promise<{ utr: string; status: OrderStatus; refunded_amount: string }> {
   const { refunded, change } = await retryingConflicts(() => db.transaction(async (tx) => {
     const order = await lockOrder(tx, utr);
-    if (!canTransition(order.status, ORDER_STATUS.refund)) throw new AppError('invalid_transition');
+    ensureTransition(order.status, ORDER_STATUS.refund);
     const lines = await tx.execute<RefundLine>(sql`
       select card_service_id, top_up_service_id, quantity, codes_owed, unit_price, campaign_units,
              campaign_unit_price, campaign_id, line_total

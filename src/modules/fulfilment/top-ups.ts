@@ -8,7 +8,7 @@ import { hmacSha256 } from '../../lib/crypto.js';
 import { DEFAULT_JOB_OPTIONS } from '../../queues/index.js';
 import { AppError } from '../../errors.js';
 import { statusChange, statusObserver, unobserved, type StatusObserver } from '../orders/events.js';
-import { canTransition, ORDER_STATUS, sourcesOf, transitionOrder, type OrderStatus } from '../orders/state.js';
+import { ensureTransition, ORDER_STATUS, sourcesOf, transitionOrder, type OrderStatus } from '../orders/state.js';
 import { lockOrder, refundOrder } from './refunds.js';
 
 /** What a fulfilment provider is told about a top-up order: ids and labels, never secrets. */
@@ -189,7 +189,8 @@ export async function completeTopUpOrder(
 ): Promise<{ utr: string; status: OrderStatus }> {
   const change = await db.transaction(async (tx) => {
     const order = await lockOrder(tx, utr);
-    if (order.kind !== 'top_up' || !canTransition(order.status, ORDER_STATUS.completed)) throw new AppError('invalid_transition');
+    if (order.kind !== 'top_up') throw new AppError('invalid_transition', 'Only top-up orders are completed by an operator; card orders complete when their codes are assigned.');
+    ensureTransition(order.status, ORDER_STATUS.completed);
     const moved = await transitionOrder(tx, order.id, ORDER_STATUS.completed, note === undefined ? {} : { note });
     if (!moved) throw new AppError('invalid_transition');
     return statusChange(moved);

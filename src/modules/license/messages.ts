@@ -57,6 +57,11 @@ const CONDITIONS = {
     en: 'The requested endpoint does not exist.',
     es: 'El recurso solicitado no existe.',
   },
+  method_not_allowed: {
+    code: 'method_not_allowed',
+    en: 'This method is not allowed here: the Allow header names the ones that are.',
+    es: 'Este método no está permitido aquí: la cabecera Allow indica los permitidos.',
+  },
   unexpected: {
     code: 'internal',
     en: 'Something went wrong. Please try again later.',

@@ -141,8 +141,10 @@ export function licenseRoutes({ limiter, config }: Services) {
     return c.json({ status: 'success' as const, data: { purchase: presentPurchase(code, found.purchase, found.item, assetUrls(c)) } }, 200);
   });
 
-  // Any other path under /license-api answers in the B envelope and the caller's language.
+  // Any other path or method under /license-api answers in the B envelope and the caller's language.
   router.all('*', (c) => {
+    const allowed = c.var.allowedMethods(c.req.path);
+    if (allowed.length > 0) throw licenseError(c, 'method_not_allowed', { Allow: allowed.join(', ') });
     throw licenseError(c, 'route_not_found');
   });
   return router;

@@ -3,6 +3,7 @@ import type { DbOrTx } from '../../db/client.js';
 import type { OrderStatusCode, ProductKind, WebhookEventType } from '../../db/schema.js';
 import { wantingEndpoints } from '../webhooks/outbox.js';
 import { fromCents, toCents } from '../../lib/money.js';
+import { AppError } from '../../errors.js';
 
 /** C8 order statuses as stored in `orders.status`: the only place that knows their numbers. */
 export const ORDER_STATUS = { initiate: 0, completed: 1, refund: 2, stock_short: 3 } as const satisfies Record<string, OrderStatusCode>;
@@ -25,6 +26,24 @@ export const TRANSITIONS: Record<OrderStatus, readonly OrderStatus[]> = {
 };
 
 export const canTransition = (from: OrderStatus, to: OrderStatus): boolean => TRANSITIONS[from].includes(to);
+
+/** How a refusal names a status: what the order is, and what it would be made. */
+const STATUS_WORDS: Record<OrderStatus, { is: string; made: string }> = {
+  0: { is: 'still in progress', made: 'put back in progress' },
+  1: { is: 'completed', made: 'completed' },
+  2: { is: 'refunded', made: 'refunded' },
+  3: { is: 'waiting for stock', made: 'marked short of stock' },
+};
+
+/**
+ * Refuses a move the table does not allow (409), saying why: `The order is already refunded.`, `A completed order
+ * cannot be refunded.` Every operator move goes through it, so the messages are the same everywhere.
+ */
+export function ensureTransition(from: OrderStatus, to: OrderStatus): void {
+  if (canTransition(from, to)) return;
+  const message = from === to ? `The order is already ${STATUS_WORDS[from].is}.` : `The order is ${STATUS_WORDS[from].is} and cannot be ${STATUS_WORDS[to].made}.`;
+  throw new AppError('invalid_transition', message);
+}
 
 /** Statuses from which an order may move to `to` (for conditions in SQL). */
 export const sourcesOf = (to: OrderStatus): OrderStatus[] =>

@@ -192,7 +192,8 @@ export function createApp(services: Services) {
   // A path some route answers, asked with another method: 405 naming the methods it takes.
   app.notFound((c) => {
     const allowed = methodsOf(c.req.path);
-    if (allowed.length === 0) return failure(c, new AppError('route_not_found'));
+    // A route that found nothing to serve (a missing asset) is a plain 404 too.
+    if (allowed.length === 0 || allowed.includes(c.req.method)) return failure(c, new AppError('route_not_found'));
     return failure(c, new AppError('method_not_allowed', `The ${c.req.method} method is not allowed here; use ${allowed.join(', ')}.`, { Allow: allowed.join(', ') }));
   });
   app.onError((err, c) => failure(c, asAppError(c, err)));

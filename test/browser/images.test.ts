@@ -122,7 +122,9 @@ describe('demo pictures served at /assets/', BROWSER_TIMEOUT, () => {
       });
       expect(status, path).toBe(404);
     }
-    expect((await store.app.request('/assets/cards/steam-wallet-us.webp', { method: 'POST' })).status).toBe(404);
+    const posted = await store.app.request('/assets/cards/steam-wallet-us.webp', { method: 'POST' });
+    expect(posted.status).toBe(405);
+    expect(posted.headers.get('allow')).toBe('GET, HEAD');
   });
 });
 

@@ -92,10 +92,30 @@ export function createMetrics(sources: ScrapeSources, { scrapeTimeoutMs = 2000 }
     help: 'Rate-limit decisions taken in process memory because Redis was unreachable (limits then count per process)',
     registers,
   });
-  // Alerts are outbox rows: counted from PostgreSQL, so every process (API or worker) shows the same total.
-  // Two series come from that one read: it runs once per scrape (render starts a new one).
-  let lowStockRead: ReturnType<ScrapeSources['lowStock']> | null = null;
-  const lowStock = () => (lowStockRead ??= bounded(sources.lowStock));
+  // Series read at scrape time from PostgreSQL and Redis, the same from every process. A read that feeds several series
+  // runs once per scrape: render() forgets what the last one read.
+  const scrapeReads: Array<() => void> = [];
+  const oncePerScrape = <T>(read: () => Promise<T[]>): (() => Promise<T[]>) => {
+    let current: Promise<T[]> | null = null;
+    scrapeReads.push(() => (current = null));
+    return () => (current ??= bounded(read));
+  };
+  type Labels = Record<string, string | number>;
+  const scrapedGauge = <T>(name: string, help: string, labelNames: string[], rows: () => Promise<T[]>, sample: (row: T) => [Labels, number]) =>
+    new Gauge({
+      name,
+      help,
+      labelNames,
+      registers: [scraped],
+      async collect() {
+        const read = await rows();
+        this.reset();
+        for (const row of read) this.set(...sample(row));
+      },
+    });
+
+  // stock.low alerts are counted on each card service in PostgreSQL, so every process (API or worker) shows the same.
+  const lowStock = oncePerScrape(sources.lowStock);
   new Counter({
     name: 'low_stock_alerts_total',
     help: 'stock.low alerts raised per card service (read at scrape time)',
@@ -107,17 +127,13 @@ export function createMetrics(sources: ScrapeSources, { scrapeTimeoutMs = 2000 }
       for (const { cardServiceId, alerts } of rows) this.inc({ card_service_id: cardServiceId }, alerts);
     },
   });
-  new Gauge({
-    name: 'card_service_below_low_stock_threshold',
-    help: '1 while a card service has fewer unassigned codes than its low_stock_threshold (read at scrape time)',
-    labelNames: ['card_service_id'],
-    registers: [scraped],
-    async collect() {
-      const rows = await lowStock();
-      this.reset();
-      for (const { cardServiceId, below } of rows) this.set({ card_service_id: cardServiceId }, below ? 1 : 0);
-    },
-  });
+  scrapedGauge(
+    'card_service_below_low_stock_threshold',
+    '1 while a card service has fewer unassigned codes than its low_stock_threshold (read at scrape time)',
+    ['card_service_id'],
+    lowStock,
+    ({ cardServiceId, below }) => [{ card_service_id: cardServiceId }, below ? 1 : 0],
+  );
   const providerRequests = new Counter({
     name: 'provider_requests_total',
     help: 'Calls to top-up providers, by request (send, status) and outcome (completed, pending, refused, unknown, skipped)',
@@ -131,84 +147,52 @@ export function createMetrics(sources: ScrapeSources, { scrapeTimeoutMs = 2000 }
     buckets: JOB_BUCKETS,
     registers,
   });
-  let providersRead: ReturnType<ScrapeSources['providers']> | null = null;
-  const providerStates = () => (providersRead ??= bounded(sources.providers));
-  new Gauge({
-    name: 'provider_circuit_open',
-    help: '1 while a top-up provider\'s circuit is open: new orders skip it (read at scrape time)',
-    labelNames: ['provider'],
-    registers: [scraped],
-    async collect() {
-      const rows = await providerStates();
-      this.reset();
-      for (const { provider, circuitOpen } of rows) this.set({ provider }, circuitOpen ? 1 : 0);
-    },
-  });
-  new Gauge({
-    name: 'provider_unsettled_orders',
-    help: 'Top-up orders sent to a provider and not yet settled (sending, pending or unknown), read at scrape time',
-    labelNames: ['provider'],
-    registers: [scraped],
-    async collect() {
-      const rows = await providerStates();
-      this.reset();
-      for (const { provider, unsettled } of rows) this.set({ provider }, unsettled);
-    },
-  });
+  const providerStates = oncePerScrape(sources.providers);
+  scrapedGauge(
+    'provider_circuit_open',
+    "1 while a top-up provider's circuit is open: new orders skip it (read at scrape time)",
+    ['provider'],
+    providerStates,
+    ({ provider, circuitOpen }) => [{ provider }, circuitOpen ? 1 : 0],
+  );
+  scrapedGauge(
+    'provider_unsettled_orders',
+    'Top-up orders sent to a provider and not yet settled (sending, pending or unknown), read at scrape time',
+    ['provider'],
+    providerStates,
+    ({ provider, unsettled }) => [{ provider }, unsettled],
+  );
   const retention = new Counter({ name: 'retention_deleted_rows_total', help: 'Rows deleted by retention (C23), by table', labelNames: ['table'], registers });
-  let initiateRead: ReturnType<ScrapeSources['initiate']> | null = null;
-  const initiate = () => (initiateRead ??= bounded(sources.initiate));
-  new Gauge({
-    name: 'orders_initiate',
-    help: 'Orders in initiate (accepted, not yet moved on) that no operator holds and no provider is settling, read at scrape time',
-    labelNames: ['kind'],
-    registers: [scraped],
-    async collect() {
-      const rows = await initiate();
-      this.reset();
-      for (const { kind, count } of rows) this.set({ kind }, count);
-    },
-  });
-  new Gauge({
-    name: 'orders_initiate_oldest_seconds',
-    help: 'Age of the oldest order in initiate that no operator holds and no provider is settling (0: none), read at scrape time',
-    labelNames: ['kind'],
-    registers: [scraped],
-    async collect() {
-      const rows = await initiate();
-      this.reset();
-      for (const { kind, oldestSeconds } of rows) this.set({ kind }, oldestSeconds);
-    },
-  });
-  new Gauge({
-    name: 'queue_jobs',
-    help: 'Jobs per queue and state, read at scrape time',
-    labelNames: ['queue', 'state'],
-    registers: [scraped],
-    async collect() {
-      const rows = await bounded(sources.queueJobs);
-      this.reset();
-      for (const { queue, state, count } of rows) this.set({ queue, state }, count);
-    },
-  });
-  new Gauge({
-    name: 'card_codes_available',
-    help: 'Unassigned card codes per card service, read at scrape time',
-    labelNames: ['card_service_id'],
-    registers: [scraped],
-    async collect() {
-      const rows = await bounded(sources.codesAvailable);
-      this.reset();
-      for (const { cardServiceId, count } of rows) this.set({ card_service_id: cardServiceId }, count);
-    },
-  });
-
+  const initiate = oncePerScrape(sources.initiate);
+  scrapedGauge(
+    'orders_initiate',
+    'Orders in initiate (accepted, not yet moved on) that no operator holds and no provider is settling, read at scrape time',
+    ['kind'],
+    initiate,
+    ({ kind, count }) => [{ kind }, count],
+  );
+  scrapedGauge(
+    'orders_initiate_oldest_seconds',
+    'Age of the oldest order in initiate that no operator holds and no provider is settling (0: none), read at scrape time',
+    ['kind'],
+    initiate,
+    ({ kind, oldestSeconds }) => [{ kind }, oldestSeconds],
+  );
+  scrapedGauge('queue_jobs', 'Jobs per queue and state, read at scrape time', ['queue', 'state'], oncePerScrape(sources.queueJobs), ({ queue, state, count }) => [
+    { queue, state },
+    count,
+  ]);
+  scrapedGauge(
+    'card_codes_available',
+    'Unassigned card codes per card service, read at scrape time',
+    ['card_service_id'],
+    oncePerScrape(sources.codesAvailable),
+    ({ cardServiceId, count }) => [{ card_service_id: cardServiceId }, count],
+  );
   return {
     contentType: own.contentType,
     render: async () => {
-      lowStockRead = null;
-      providersRead = null;
-      initiateRead = null;
+      for (const forget of scrapeReads) forget();
       const mine = peers.length === 0 ? own : AggregatorRegistry.aggregate<PrometheusContentType>([await own.getMetricsAsJSON(), ...(await Promise.all(peers.map(bounded)))]);
       return Registry.merge([mine, scraped]).metrics();
     },

@@ -7,7 +7,13 @@ export const ERRORS = {
   payload_too_large: { status: 413, message: 'The request body is too large.' },
   headers_too_large: { status: 431, message: 'The request headers are too large.' },
   request_timeout: { status: 408, message: 'The request took too long to arrive.' },
+  // An unsupported content type is told what the route takes (readableBody).
   unsupported_media_type: { status: 400, message: 'Unsupported content type. Send application/json or a form body.' },
+  unsupported_media_type_json: { status: 400, message: 'Unsupported content type. Send application/json.' },
+  unsupported_media_type_codes: {
+    status: 400,
+    message: 'Unsupported content type. Send text/plain (one code per line) or application/json {"codes": [...]}.',
+  },
   unauthenticated: { status: 401, message: 'Unauthenticated.' },
   invalid_credentials: { status: 401, message: 'Invalid public key or secret key.' },
   forbidden: { status: 401, message: 'Invalid admin token.' },
@@ -54,6 +60,16 @@ export class AppError extends Error {
 }
 
 export const validationError = (messages: string[]) => new AppError('validation', messages);
+
+/** How a value the client sent is shown in a message: digits as they are, anything else quoted (and cut short). */
+const shown = (value: unknown) => (/^\d{1,40}$/.test(String(value)) ? String(value) : JSON.stringify(String(value).slice(0, 100)));
+
+/**
+ * The 404 of a resource that does not exist, naming it (C2): `notFound('account', 'id', 7)` → "No account with id 7.",
+ * `notFound('top-up', 'slug', 'x')` → `No top-up with the slug "x".`.
+ */
+export const notFound = (what: string, by: string, value: unknown) =>
+  new AppError('not_found', `No ${what} with ${by === 'id' ? 'id' : `the ${by}`} ${shown(value)}.`);
 
 /** The codes of a connection to PostgreSQL or Redis that failed or was cut (the request may succeed again). */
 const DEPENDENCY_DOWN = new Set([

@@ -1,4 +1,5 @@
-import { readFile } from 'node:fs/promises';
+import type { ReadStream } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
 import type { z } from '@hono/zod-openapi';
 import { validate } from '../http/validation.js';
 import type { CliOption } from './cli-types.js';
@@ -24,11 +25,43 @@ export const pageOptions = (things: string, perPage: number): CliOption[] => [
   { name: 'per-page', value: '<n>', description: `${things} per page (default ${perPage}, at most 100)` },
 ];
 
-/** A file's text, or standard input's for `-` (the `--file` of the commands that take a body). */
-export async function readAll(path: string): Promise<string> {
-  if (path !== '-') return readFile(path, 'utf8');
+/** Why a path cannot be read, by the codes a mistyped or misplaced path gives. */
+const UNREADABLE: Record<string, string> = {
+  ENOENT: 'no such file',
+  ENOTDIR: 'no such file',
+  EISDIR: 'it is a directory',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+};
+
+/**
+ * The file of a `--<option> <path>` open for reading, and its size (standard input for `-`, size 0). A path that
+ * cannot be read is a failed operation (exit 1) told in one line naming the option, the path and why.
+ */
+export async function openInput(option: string, path: string): Promise<{ input: ReadStream | typeof process.stdin; size: number }> {
+  if (path === '-') return { input: process.stdin, size: 0 };
+  const unreadable = (why: string) => new Error(`Cannot read --${option} ${path}: ${why}.`);
+  let file: FileHandle;
+  try {
+    file = await open(path);
+  } catch (err) {
+    const { code, message } = err as NodeJS.ErrnoException;
+    throw unreadable(UNREADABLE[code ?? ''] ?? message);
+  }
+  const info = await file.stat();
+  // Opening a directory succeeds; reading it would fail half-way.
+  if (info.isDirectory()) {
+    await file.close();
+    throw unreadable(UNREADABLE.EISDIR!);
+  }
+  return { input: file.createReadStream(), size: info.size };
+}
+
+/** The text of a `--<option> <path>` (a body, credentials), or standard input's for `-`. */
+export async function readAll(option: string, path: string): Promise<string> {
+  const { input } = await openInput(option, path);
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  for await (const chunk of input) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');
 }
 

@@ -18,6 +18,8 @@ import {
  */
 export const PRODUCT_KINDS = {
   top_up: {
+    /** The kind as messages name it. */
+    words: 'top-up',
     product: topUps,
     service: topUpServices,
     /** The product a service belongs to. */
@@ -30,6 +32,7 @@ export const PRODUCT_KINDS = {
     orderCount: accounts.topUpOrderCount,
   },
   card: {
+    words: 'card',
     product: cards,
     service: cardServices,
     serviceProduct: cardServices.cardId,

@@ -2,7 +2,7 @@ import { createRoute, OpenAPIHono, z, type Hook } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import { AppError, ERRORS, type ErrorCode } from '../errors.js';
 import type { AppEnv } from './context.js';
-import { validationFailure, type InputSource } from './validation.js';
+import { formBody, validationFailure, type InputSource } from './validation.js';
 
 /**
  * Routes as contracts: every route is a `createRoute` whose request schemas validate (through the hook
@@ -79,15 +79,18 @@ export const json = <T extends z.ZodType>(schema: T, description: string) => ({
 
 /**
  * A request body taken as JSON, form-encoded or multipart (C5: the spec's write endpoints take all three).
- * The same schema validates each of them.
+ * The same schema validates each of them, a form's fields gathered into its lists first.
  */
-export const formOrJson = <T extends z.ZodType>(schema: T) => ({
-  content: {
-    'application/json': { schema },
-    'application/x-www-form-urlencoded': { schema },
-    'multipart/form-data': { schema },
-  },
-});
+export const formOrJson = <T extends z.ZodType>(schema: T) => {
+  const form = formBody(schema);
+  return {
+    content: {
+      'application/json': { schema },
+      'application/x-www-form-urlencoded': { schema: form },
+      'multipart/form-data': { schema: form },
+    },
+  };
+};
 
 /** A JSON request body (the admin API). */
 export const jsonOnly = <T extends z.ZodType>(schema: T) => ({ content: { 'application/json': { schema } } });
@@ -117,17 +120,20 @@ export const renderValidation: Hook<unknown, AppEnv, string, unknown> = (result)
 export const contractRouter = (hook: Hook<unknown, AppEnv, string, unknown> = renderValidation) =>
   new OpenAPIHono<AppEnv>({ defaultHook: hook });
 
+/** The encodings a route's body may come in, and the catalogue error that names them to a client sending another. */
+type BodyTakes = { form: boolean; plainText: boolean; list: boolean; unsupported: ErrorCode };
+
 /**
  * A body the route validates must be there to validate: an empty body reads as an empty JSON object (so a
  * missing field is "required"), and JSON that is not an object (or, for a route that takes a list, not a list) is
- * refused as unreadable (400), as is an unsupported content type. Route middleware runs before the validators.
+ * refused as unreadable (400), as is a content type the route does not take. Route middleware runs before the validators.
  */
 export const readableBody =
-  (alsoPlainText = false, takesList = false): MiddlewareHandler<AppEnv> =>
+  (takes: BodyTakes): MiddlewareHandler<AppEnv> =>
   async (c, next) => {
-    const unreadable = takesList ? 'The request body is not a valid JSON list.' : 'The request body is not a valid JSON object.';
+    const unreadable = takes.list ? 'The request body is not a valid JSON list.' : 'The request body is not a valid JSON object.';
     const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-    if (alsoPlainText && type === 'text/plain') {
+    if (takes.plainText && type === 'text/plain') {
       // Read by the route itself (a code import, one code per line).
     } else if (type === '' || type === 'application/json' || type.endsWith('+json')) {
       const text = await c.req.text();
@@ -138,7 +144,7 @@ export const readableBody =
         } catch {
           throw new AppError('bad_request', unreadable);
         }
-        if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed) !== takesList) throw new AppError('bad_request', unreadable);
+        if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed) !== takes.list) throw new AppError('bad_request', unreadable);
       }
       if (type === '' || text.trim() === '') {
         // No body, or JSON sent without a content type: validated as the JSON object it is.
@@ -147,13 +153,13 @@ export const readableBody =
         c.req.raw = new Request(c.req.raw.url, { method: c.req.raw.method, headers, body: JSON.stringify(parsed), signal: c.req.raw.signal });
         c.req.bodyCache = {};
       }
-    } else if (type === 'application/x-www-form-urlencoded' || type === 'multipart/form-data') {
+    } else if (takes.form && (type === 'application/x-www-form-urlencoded' || type === 'multipart/form-data')) {
       // Read once here (the validators reuse it): a form that cannot be read is a 400, whoever reads it first.
       await c.req.formData().catch(() => {
         throw new AppError('bad_request', 'The form body could not be read.');
       });
     } else {
-      throw new AppError('unsupported_media_type');
+      throw new AppError(takes.unsupported);
     }
     await next();
   };
@@ -161,6 +167,14 @@ export const readableBody =
 /** Whether a JSON body schema is a list (also one checked entry by entry first, a preprocessed list). */
 const takesList = (schema: z.ZodType | undefined): boolean =>
   schema instanceof z.ZodArray || (schema instanceof z.ZodPipe && schema.out instanceof z.ZodArray);
+
+/** What the body of an endpoint may come in (see `endpoint`): the spec's bodies JSON or a form, the admin API's JSON. */
+const bodyTakes = (spec: { body?: z.ZodType; jsonBody?: z.ZodType; plainText?: { unsupported: ErrorCode } }): BodyTakes => ({
+  form: spec.body !== undefined,
+  plainText: spec.plainText !== undefined,
+  list: takesList(spec.jsonBody),
+  unsupported: spec.body ? 'unsupported_media_type' : (spec.plainText?.unsupported ?? 'unsupported_media_type_json'),
+});
 
 /** The validated body, whichever encoding it came in: `read` is `(target) => c.req.valid(target)`. */
 export function validBody<T>(c: Context, read: (target: 'json' | 'form') => T): T {
@@ -200,8 +214,8 @@ export function endpoint<
   body?: B;
   /** A body in JSON only (the admin API). */
   jsonBody?: J;
-  /** `text/plain` is taken besides JSON, and read by the route itself. */
-  plainText?: string;
+  /** `text/plain` is taken besides JSON, and read by the route itself: its description, and the error naming both. */
+  plainText?: { description: string; unsupported: ErrorCode };
   /** The success body: `{status: 'success', message}` around this, unless `envelope` says the whole body. */
   ok: z.ZodType;
   envelope?: 'message' | 'whole';
@@ -224,7 +238,7 @@ export function endpoint<
     // A public route says so (the token exchange, operations).
     security: guard ? guard.security : [],
     // The body is read first: a guard may take its credentials from it (Interface B's api_key).
-    middleware: [...(body ? [readableBody(spec.plainText !== undefined, takesList(spec.jsonBody))] : []), ...(guard?.middleware ? [guard.middleware] : []), ...(spec.use ?? [])],
+    middleware: [...(body ? [readableBody(bodyTakes(spec))] : []), ...(guard?.middleware ? [guard.middleware] : []), ...(spec.use ?? [])],
     request: {
       query: query as Q,
       params: params as P,
@@ -232,7 +246,7 @@ export function endpoint<
       body: (spec.body
         ? formOrJson(spec.body)
         : spec.jsonBody
-          ? withPlainText(jsonOnly(spec.jsonBody), spec.plainText)
+          ? withPlainText(jsonOnly(spec.jsonBody), spec.plainText?.description)
           : undefined) as B extends z.ZodType
         ? ReturnType<typeof formOrJson<B>>
         : J extends z.ZodType

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { AppError, validationError } from '../errors.js';
+import { AppError, notFound, validationError } from '../errors.js';
 import { isBlank, isStorableText, NOT_STORABLE } from '../lib/text.js';
 
 /**
@@ -36,6 +36,10 @@ export const REQUIRED = 'is required.';
 /** A type error that tells a missing value (undefined) from a wrong one. */
 const unless = (message: string) => ({ error: (issue: { input?: unknown }) => (issue.input === undefined ? REQUIRED : message) });
 
+/** A positive integer of any size. */
+const positiveNumber = () =>
+  z.number(unless(POSITIVE_INTEGER)).refine((v) => Number.isInteger(v) && v >= 1, { error: POSITIVE_INTEGER, abort: true });
+
 /**
  * Every integer id (query, path or body) goes through this one schema (C2 ranges): not a positive integer →
  * 422; a positive integer past MAX_ID is an id that cannot exist, answered as an unknown id by `validate`.
@@ -43,23 +47,41 @@ const unless = (message: string) => ({ error: (issue: { input?: unknown }) => (i
 export const id = () =>
   z.preprocess(
     digitsToNumber,
-    z
-      .number(unless(POSITIVE_INTEGER))
-      .refine((v) => Number.isInteger(v) && v >= 1, { error: POSITIVE_INTEGER, abort: true })
+    positiveNumber()
       .refine((v) => v <= MAX_ID, { error: 'is an unknown id.', params: UNKNOWN_ID })
       .openapi({ type: 'integer', minimum: 1, maximum: MAX_ID }),
   );
 
-/** A count the client chooses (quantities, page numbers): a positive integer up to `max`. */
+/**
+ * `schema` for the key of a `what` in the URL: a refusal that means "no such resource" (C2: any in the path, an id
+ * past MAX_ID in the query) is answered by validationFailure as a 404 naming it, "No <what> with <by> …". Zod issues
+ * keep no link to their schema, so the name rides on each issue.
+ */
+export const keyOf = <S extends z.ZodType>(what: string, schema: S, by = 'id') =>
+  z.preprocess((value, ctx) => {
+    for (const issue of schema.safeParse(value).error?.issues ?? []) {
+      ctx.addIssue({ ...issue, params: { ...(issue as { params?: object }).params, names: { what, by } } } as z.core.$ZodRawIssue);
+    }
+    return value;
+  }, schema);
+
+/** The id of a `what` in the path (`/accounts/:id/…`). */
+export const idParam = (what: string) => z.object({ id: keyOf(what, id()) });
+
+/** A count the client chooses (page numbers, campaign caps): a positive integer up to `max`. */
 export const positiveInt = (max = MAX_ID) =>
   z.preprocess(
     digitsToNumber,
-    z
-      .number(unless(POSITIVE_INTEGER))
-      .refine((v) => Number.isInteger(v) && v >= 1, { error: POSITIVE_INTEGER, abort: true })
+    positiveNumber()
       .refine((v) => v <= max, { error: `must not be greater than ${max}.` })
       .openapi({ type: 'integer', minimum: 1, maximum: max }),
   );
+
+/**
+ * A positive integer whose limit is configured (a card order line's quantity): the caller checks it, so that any
+ * number over the limit, however large, is told that limit.
+ */
+export const positiveCount = () => z.preprocess(digitsToNumber, positiveNumber().openapi({ type: 'integer', minimum: 1 }));
 
 export const pageQuery = () => positiveInt();
 
@@ -87,6 +109,71 @@ export const numberBetween = (min: number, max: number) =>
       .max(max, { error: `must be between ${min} and ${max}.` }),
   );
 
+/** The other names of a body's fields, by the schema `aliased` made (the form reading gathers lists under them too). */
+const ALIASES = new WeakMap<z.ZodType, Record<string, string>>();
+
+/**
+ * Input fields renamed in place, so that a failure's message (validationFailure reads the input as given) sees each
+ * field under the name it is validated by.
+ */
+const renamed = (input: unknown, rename: (fields: Record<string, unknown>) => void) => {
+  if (input !== null && typeof input === 'object' && !Array.isArray(input)) rename(input as Record<string, unknown>);
+  return input;
+};
+
+/**
+ * `object`, whose fields may also be sent under other names (C5: `{serviceIds: 'service_ids'}`): a field takes the
+ * first of its names that is not blank.
+ */
+export function aliased<T extends z.ZodObject>(aliases: Record<string, string>, object: T) {
+  const schema = z.preprocess(
+    (input) =>
+      renamed(input, (fields) => {
+        for (const [alias, name] of Object.entries(aliases)) if (isBlank(fields[name])) fields[name] = fields[alias];
+      }),
+    object,
+  );
+  ALIASES.set(schema, aliases);
+  return schema;
+}
+
+/** The schema that decides a value's shape: through optional, nullable, default and preprocessing. */
+const shapeOf = (schema: z.ZodType): z.ZodType =>
+  schema instanceof z.ZodPipe
+    ? shapeOf((schema.in instanceof z.ZodTransform ? schema.out : schema.in) as z.ZodType)
+    : schema instanceof z.ZodOptional || schema instanceof z.ZodNullable || schema instanceof z.ZodDefault
+      ? shapeOf(schema.unwrap() as z.ZodType)
+      : schema;
+
+/** The names a body's list fields may be sent under (their aliases too). */
+function listNames(schema: z.ZodType): string[] {
+  const body = shapeOf(schema);
+  if (!(body instanceof z.ZodObject)) return [];
+  const lists = Object.keys(body.shape).filter((name) => shapeOf(body.shape[name] as z.ZodType) instanceof z.ZodArray);
+  const aliases = Object.entries(ALIASES.get(schema) ?? {}).filter(([, name]) => lists.includes(name));
+  return [...lists, ...aliases.map(([alias]) => alias)];
+}
+
+/**
+ * `schema` for a form body (C5). A form has no lists, only fields: a list field comes as the field repeated, named
+ * `name`, `name[]` or `name[0]`…, and sent once it is a list of one. JSON has lists, so there a single value where a
+ * list is declared is refused (the schema as it is).
+ */
+export function formBody<S extends z.ZodType>(schema: S) {
+  const names = listNames(schema);
+  return z.preprocess(
+    (input) =>
+      renamed(input, (fields) => {
+        for (const name of names) {
+          const indexed = Object.keys(fields).filter((key) => key.startsWith(`${name}[`) && /^\[\d+\]$/.test(key.slice(name.length)));
+          const value = [fields[name], fields[`${name}[]`]].find((v) => !isBlank(v)) ?? (indexed.length ? indexed.map((key) => fields[key]) : undefined);
+          fields[name] = value === undefined || Array.isArray(value) ? value : [value];
+        }
+      }),
+    schema,
+  );
+}
+
 /**
  * Where the validated input came from (C2): a path segment that is not a valid id names no resource (404);
  * an id past MAX_ID in the query is an unknown id too (404), while inside a body it is an invalid
@@ -94,19 +181,25 @@ export const numberBetween = (min: number, max: number) =>
  */
 export type InputSource = 'body' | 'query' | 'path' | 'header';
 
+/** The 404 of an issue's value: naming the resource when its schema is a `keyOf`. */
+function unknownResource(issue: z.core.$ZodIssue, given: Record<string, unknown>): AppError {
+  const names = (issue as { params?: { names?: { what: string; by: string } } }).params?.names;
+  return names ? notFound(names.what, names.by, given[String(issue.path[0])]) : new AppError('not_found');
+}
+
 /** The failure for zod `issues` of `raw` input (C4): 422 with one message per field, or 404 (see InputSource). */
 export function validationFailure(issues: readonly z.core.$ZodIssue[], raw: unknown, source: InputSource): AppError {
-  if (source === 'path') return new AppError('not_found');
   const given = (raw ?? {}) as Record<string, unknown>;
+  if (source === 'path') return unknownResource(issues[0]!, given);
   const messages = new Map<string, string>();
-  let unknownId = false;
+  let unknownId: z.core.$ZodIssue | undefined;
   for (const issue of issues) {
     const key = String(issue.path[0] ?? '');
     if (messages.has(key)) continue;
     const label = fieldLabel(key);
     if (issue.code === 'custom' && issue.params?.unknownId) {
       if (source === 'query') {
-        unknownId = true;
+        unknownId ??= issue;
         continue;
       }
       messages.set(key, `The selected ${label} is invalid.`);
@@ -119,7 +212,7 @@ export function validationFailure(issues: readonly z.core.$ZodIssue[], raw: unkn
       messages.set(key, `The ${label} field ${/^must |^is |^has /.test(issue.message) ? issue.message : 'is invalid.'}`);
     }
   }
-  if (messages.size === 0 && unknownId) return new AppError('not_found');
+  if (messages.size === 0 && unknownId) return unknownResource(unknownId, given);
   return validationError([...messages.values()]);
 }
 

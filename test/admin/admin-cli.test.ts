@@ -50,7 +50,7 @@ describe('operator CLI', () => {
   it('codes:import refuses an unknown card service', async () => {
     const run = await cli(['codes:import', '999999', '--file', '-'], 'X\n');
     expect(run.code).toBe(1);
-    expect(run.stderr).toContain('Resource not found.');
+    expect(run.stderr).toBe('No card service with id 999999.\n');
   });
 
   it('orders:list, orders:complete and orders:refund', async () => {

@@ -79,14 +79,39 @@ describe('validation (422) writes nothing', () => {
   });
 });
 
+describe('content types (400)', () => {
+  it('names text/plain and the JSON shape when the code import gets another content type', async () => {
+    const { serviceId } = await createCardService(app.services.db);
+    for (const type of ['application/xml', 'text/csv', 'application/x-www-form-urlencoded']) {
+      expect(await expectFailure(await post(`/admin/card-services/${serviceId}/codes`, 'codes=X-1', type), 400), type).toBe(
+        'Unsupported content type. Send text/plain (one code per line) or application/json {"codes": [...]}.',
+      );
+    }
+    expect(await count('card_codes')).toBe(0);
+  });
+
+  it('names JSON alone on the routes that take JSON alone', async () => {
+    const before = await count('accounts');
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded']) {
+      expect(await expectFailure(await post('/admin/accounts', 'firstname=A&lastname=B', type), 400), type).toBe(
+        'Unsupported content type. Send application/json.',
+      );
+    }
+    expect(await count('accounts')).toBe(before);
+  });
+});
+
 describe('unknown resources (404)', () => {
-  it('answers 404 for unknown account, card service and utr', async () => {
-    await expectFailure(await post('/admin/accounts/999999/balance', { amount: 1, reason: 'x' }), 404);
-    await expectFailure(await post('/admin/accounts/abc/balance', { amount: 1, reason: 'x' }), 404);
-    await expectFailure(await post('/admin/card-services/999999/codes', { codes: ['X'] }), 404);
-    await expectFailure(await get('/admin/card-services/999999/stock'), 404);
-    await expectFailure(await post('/admin/orders/NOPE/complete', {}), 404);
-    await expectFailure(await post('/admin/orders/NOPE/refund', { reason: 'x' }), 404);
+  it('names the unknown account, card service and utr', async () => {
+    expect(await expectFailure(await post('/admin/accounts/999999/balance', { amount: 1, reason: 'x' }), 404)).toBe('No account with id 999999.');
+    expect(await expectFailure(await post('/admin/accounts/abc/balance', { amount: 1, reason: 'x' }), 404)).toBe('No account with id "abc".');
+    expect(await expectFailure(await post('/admin/accounts/2147483648/balance', { amount: 1, reason: 'x' }), 404)).toBe('No account with id 2147483648.');
+    expect(await expectFailure(await post('/admin/card-services/999999/codes', { codes: ['X'] }), 404)).toBe('No card service with id 999999.');
+    expect(await expectFailure(await post('/admin/card-services/999999/codes', 'X\n', 'text/plain'), 404)).toBe('No card service with id 999999.');
+    expect(await expectFailure(await get('/admin/card-services/999999/stock'), 404)).toBe('No card service with id 999999.');
+    expect(await expectFailure(await post('/admin/orders/NOPE/complete', {}), 404)).toBe('No order with the utr "NOPE".');
+    expect(await expectFailure(await post('/admin/orders/NOPE/refund', { reason: 'x' }), 404)).toBe('No order with the utr "NOPE".');
+    expect(await expectFailure(await post('/admin/orders/no-pe/refund', { reason: 'x' }), 404)).toBe('No order with the utr "no-pe".');
   });
 });
 

@@ -53,26 +53,30 @@ describe('validation (422)', () => {
 });
 
 describe('unknown resources (404)', () => {
-  it('answers 404 for unknown, inactive or deleted top-up slugs', async () => {
+  it('names the slug of an unknown, inactive or deleted top-up', async () => {
     for (const slug of ['no-such-game', 'hidden-game', 'gone-game']) {
-      expect(await expectFailure(await api.get(`/api/top-up/details?slug=${slug}`), 404)).toBeTypeOf('string');
+      expect(await expectFailure(await api.get(`/api/top-up/details?slug=${slug}`), 404)).toBe(`No top-up with the slug "${slug}".`);
     }
   });
 
-  it('answers 404 for unknown or inactive card ids', async () => {
+  it('names the id of an unknown or inactive card, also one past the id range', async () => {
     const inactive = await createCard(app.services.db, { status: 0 });
-    for (const id of [999999, inactive.id]) {
-      await expectFailure(await api.get(`/api/card/details?card_id=${id}`), 404);
-      await expectFailure(await api.get(`/api/card/services?card_id=${id}`), 404);
+    for (const id of [999999, inactive.id, 2147483648]) {
+      expect(await expectFailure(await api.get(`/api/card/details?card_id=${id}`), 404)).toBe(`No card with id ${id}.`);
+      expect(await expectFailure(await api.get(`/api/card/services?card_id=${id}`), 404)).toBe(`No card with id ${id}.`);
+      expect(await expectFailure(await api.get(`/api/card/review?card_id=${id}`), 404)).toBe(`No card with id ${id}.`);
     }
   });
 
-  it('answers 404 for unknown ids in list filters', async () => {
-    await expectFailure(await api.get('/api/topup/services?top_up_id=999999'), 404);
-    await expectFailure(await api.get('/api/top-up/list?category_id=999999'), 404);
+  it('names the unknown ids of list filters', async () => {
+    for (const id of [999999, 2147483648]) {
+      expect(await expectFailure(await api.get(`/api/topup/services?top_up_id=${id}`), 404)).toBe(`No top-up with id ${id}.`);
+      expect(await expectFailure(await api.get(`/api/topup/review?top_up_id=${id}`), 404)).toBe(`No top-up with id ${id}.`);
+      expect(await expectFailure(await api.get(`/api/top-up/list?category_id=${id}`), 404)).toBe(`No top-up category with id ${id}.`);
+      expect(await expectFailure(await api.get(`/api/get-card?category_id=${id}`), 404)).toBe(`No card category with id ${id}.`);
+    }
     // A card category is not a top-up category.
-    await expectFailure(await api.get(`/api/top-up/list?category_id=${cardCategoryId}`), 404);
-    await expectFailure(await api.get('/api/get-card?category_id=999999'), 404);
+    expect(await expectFailure(await api.get(`/api/top-up/list?category_id=${cardCategoryId}`), 404)).toBe(`No top-up category with id ${cardCategoryId}.`);
   });
 });
 

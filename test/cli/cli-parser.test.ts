@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { adminCommands } from '../../src/modules/admin/cli.js';
@@ -117,7 +120,22 @@ describe('usage errors: exit 2, one line on stderr, nothing connected', () => {
 describe('failed operations: exit 1, the message on stderr', () => {
   it('an unknown card service', async () => {
     const run = await cli(['stock', '999999'], onTestDatabase());
-    expect(run).toMatchObject({ code: 1, stdout: '', stderr: 'Resource not found.\n' });
+    expect(run).toMatchObject({ code: 1, stdout: '', stderr: 'No card service with id 999999.\n' });
+  });
+
+  it('a --file that cannot be read: one line naming the option, the path and why', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'cli-file-'));
+    const missing = join(dir, 'nope.txt');
+    const runs: Array<[args: string[], stderr: string]> = [
+      [['codes:import', '3', '--file', missing], `Cannot read --file ${missing}: no such file.\n`],
+      [['codes:import', '3', '--file', dir], `Cannot read --file ${dir}: it is a directory.\n`],
+      [['store:categories:create', '--file', missing], `Cannot read --file ${missing}: no such file.\n`],
+      [['providers:routes', '3', '--file', join(missing, 'x.json')], `Cannot read --file ${join(missing, 'x.json')}: no such file.\n`],
+      [['providers:update', '3', '--credentials-file', dir], `Cannot read --credentials-file ${dir}: it is a directory.\n`],
+    ];
+    for (const [args, stderr] of runs) {
+      expect(await cli(args, onTestDatabase()), args.join(' ')).toMatchObject({ code: 1, stdout: '', stderr });
+    }
   });
 
   it('a mistyped database name is an error naming DATABASE_URL, never a new database', async () => {

@@ -118,7 +118,8 @@ describe('POST /admin/accounts/:id/api-key', () => {
   });
 
   it('answers 404 for an unknown account', async () => {
-    await expectFailure(await post('/admin/accounts/999999/api-key', {}), 404);
+    expect(await expectFailure(await post('/admin/accounts/999999/api-key', {}), 404)).toBe('No account with id 999999.');
+    expect(await expectFailure(await post('/admin/accounts/x/api-key', {}), 404)).toBe('No account with id "x".');
   });
 });
 

@@ -36,7 +36,7 @@ describe('GET /api/order/details', () => {
 
   it('answers 404 for an unknown utr and 422 without one', async () => {
     const buyer = await createBuyer(app);
-    expect(await expectFailure(await buyer.api.get('/api/order/details?utr=C0NOSUCHORDER'), 404)).toBe('Order not found.');
+    expect(await expectFailure(await buyer.api.get('/api/order/details?utr=C0NOSUCHORDER'), 404)).toBe('No order with the utr "C0NOSUCHORDER".');
     expect(await expectFailure(await buyer.api.get('/api/order/details'), 422)).toEqual(['The utr field is required.']);
   });
 
@@ -45,7 +45,7 @@ describe('GET /api/order/details', () => {
     const other = await createBuyer(app);
     const service = await createCardService(app.services.db, '1.00');
     const utr = await placeCardOrder(owner, [[service.serviceId, 1]]);
-    expect(await expectFailure(await other.api.get(`/api/order/details?utr=${utr}`), 404)).toBe('Order not found.');
+    expect(await expectFailure(await other.api.get(`/api/order/details?utr=${utr}`), 404)).toBe(`No order with the utr "${utr}".`);
     expect((await app.request(`/api/order/details?utr=${utr}`)).status).toBe(401);
     expect((await app.request(`/api/order/details?utr=${utr}`, { headers: { Authorization: 'Bearer not-a-token' } })).status).toBe(401);
     // Interface B's api key is not an Interface A credential.

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buyer, expectFailure, tokenFor } from '../helpers/api.js';
+import { buyer, expectFailure, expectJson, tokenFor } from '../helpers/api.js';
 import { createCampaign, createCard, createTopUp } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 
@@ -94,6 +94,16 @@ describe('A6 validation (C4) and refusals', () => {
     });
     expect(await expectFailure(response, 400)).toBe('The request body is not a valid JSON object.');
   });
+
+  it('answers 400 naming JSON and forms for another content type', async () => {
+    const { keys } = await buyer(app);
+    const response = await app.request('/api/top-up/make-order', {
+      method: 'POST',
+      headers: { Authorization: await tokenFor(app, keys), 'Content-Type': 'text/plain' },
+      body: 'topUpId=1',
+    });
+    expect(await expectFailure(response, 400)).toBe('Unsupported content type. Send application/json or a form body.');
+  });
 });
 
 describe('A12 validation (C4, C5) and refusals', () => {
@@ -131,12 +141,47 @@ describe('A12 validation (C4, C5) and refusals', () => {
     expect(await expectFailure(await api.postJson('/api/card/make-order', { service_ids: [id, id], quantities: [3, 3] }), 422)).toEqual([
       'The quantities field must not be greater than 5.',
     ]);
+    // However large, a quantity over the limit is refused by the limit, in JSON and in a form.
+    for (const quantity of [99_999_999_999, 2_147_483_648, 1e300]) {
+      expect(await expectFailure(await api.postJson('/api/card/make-order', { service_ids: [id], quantities: [quantity] }), 422)).toEqual([
+        'The quantities field must not be greater than 5.',
+      ]);
+    }
+    expect(await expectFailure(await api.postForm('/api/card/make-order', { 'service_ids[]': String(id), 'quantities[]': '99999999999' }), 422)).toEqual([
+      'The quantities field must not be greater than 5.',
+    ]);
+    expect(await expectFailure(await api.postJson('/api/card/make-order', { service_ids: [id], quantities: [-99_999_999_999] }), 422)).toEqual([
+      'The quantities field must be a positive integer.',
+    ]);
     const many = Array.from({ length: 101 }, (_, i) => i + 1);
     expect(await expectFailure(await api.postJson('/api/card/make-order', { service_ids: many, quantities: many.map(() => 1) }), 422)).toEqual([
       'The service ids field must not have more than 100 items.',
       'The quantities field must not have more than 100 items.',
     ]);
     expect(await footprint()).toEqual(before);
+  });
+
+  it('refuses a single value where a JSON body needs a list, in either spelling', async () => {
+    const { api } = await buyer(app);
+    const id = (await createCard(app.services.db)).services[0]!.id;
+    const before = await footprint();
+    expect(await expectFailure(await api.postJson('/api/card/make-order', { service_ids: id, quantities: 1 }), 422)).toEqual([
+      'The service ids field must be an array.',
+      'The quantities field must be an array.',
+    ]);
+    expect(await expectFailure(await api.postJson('/api/card/make-order', { serviceIds: String(id), quantity: [1] }), 422)).toEqual([
+      'The service ids field must be an array.',
+    ]);
+    expect(await footprint()).toEqual(before);
+  });
+
+  it('takes a list of one from a form, as a field sent once with or without []', async () => {
+    const { api } = await buyer(app);
+    const id = String((await createCard(app.services.db)).services[0]!.id);
+    const forms: Array<Record<string, string>> = [{ service_ids: id, quantities: '1' }, { 'serviceIds[]': id, 'quantity[]': '1' }, { 'service_ids[0]': id, 'quantities[0]': '1' }];
+    for (const fields of forms) {
+      expect((await expectJson(await api.postForm('/api/card/make-order', fields), 200)).message.utr).toMatch(/^C/);
+    }
   });
 
   it('refuses unknown and inactive services, and services of an inactive card', async () => {

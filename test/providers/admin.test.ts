@@ -276,8 +276,8 @@ describe('validation and errors (nothing written)', () => {
 
   it('a change: an unknown provider (404), fields as on create, the kind never changes', async () => {
     const provider = await addProvider();
-    await refused(() => admin().patch('/admin/providers/999999', { name: named('Ghost') }), 404, 'Provider not found.');
-    await refused(() => admin().patch('/admin/providers/abc', { name: named('Ghost') }), 404, 'Resource not found.');
+    await refused(() => admin().patch('/admin/providers/999999', { name: named('Ghost') }), 404, 'No provider with id 999999.');
+    await refused(() => admin().patch('/admin/providers/abc', { name: named('Ghost') }), 404, 'No provider with id "abc".');
     await refused(() => admin().patch(`/admin/providers/${provider.id}`, { name: '', base_url: 'mailto:ops@example.com', timeout_ms: 50 }), 422, [
       'The name field is required.',
       'The base url field must be an http or https URL.',
@@ -301,16 +301,16 @@ describe('validation and errors (nothing written)', () => {
     await refused(put([{ provider_id: provider.id }]), 422, ['The routes.0.product code field is required.']);
     await refused(put([{ provider_id: provider.id, product_code: 'A', cost: '1.005' }]), 422, ['The routes.0.cost field must be a number with at most 2 decimals.']);
     await refused(put(Array.from({ length: 11 }, (_, i) => ({ provider_id: i + 1, product_code: 'A' }))), 422, ['The routes field must not have more than 10 items.']);
-    await refused(() => admin().get('/admin/top-up-services/999999/routes'), 404, 'Top-up service not found.');
-    await refused(put([{ provider_id: provider.id, product_code: 'A' }], 999_999), 404, 'Top-up service not found.');
-    await refused(put([{ provider_id: provider.id, product_code: 'A' }], 'abc' as never), 404, 'Resource not found.');
+    await refused(() => admin().get('/admin/top-up-services/999999/routes'), 404, 'No top-up service with id 999999.');
+    await refused(put([{ provider_id: provider.id, product_code: 'A' }], 999_999), 404, 'No top-up service with id 999999.');
+    await refused(put([{ provider_id: provider.id, product_code: 'A' }], 'abc' as never), 404, 'No top-up service with id "abc".');
     expect(await success(await admin().get(`/admin/top-up-services/${serviceId}/routes`))).toEqual([
       { position: 0, provider_id: provider.id, provider: provider.name, product_code: 'KEEP', cost: null },
     ]);
   });
 
   it('an order that does not exist (404)', async () => {
-    await refused(() => admin().get('/admin/orders/T0000NOSUCHORDER'), 404, 'Order not found.');
+    await refused(() => admin().get('/admin/orders/T0000NOSUCHORDER'), 404, 'No order with the utr "T0000NOSUCHORDER".');
   });
 
   it('the margin report: two dates, the second after the first', async () => {

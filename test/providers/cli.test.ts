@@ -109,7 +109,7 @@ describe('provider commands', { timeout: 120_000 }, () => {
     failed(await cli(['providers:update', String(created.id), '--base-url', 'nope']), 'The base url field must be an http or https URL.');
     const other = printed(await cli(['providers:add', '--name', named('Other'), '--kind', 'http', '--base-url', 'https://s.example.com', '--credentials', JSON.stringify({ secret: SECRET })]));
     failed(await cli(['providers:update', String(other.id), '--name', name.toLowerCase()]), 'The name has already been taken.');
-    failed(await cli(['providers:update', '999999', '--status', 'active']), 'Provider not found.');
+    failed(await cli(['providers:update', '999999', '--status', 'active']), 'No provider with id 999999.');
     // The protocol never changes: not an option of a change.
     expect((await cli(['providers:update', String(created.id), '--kind', 'digiflazz'])).code).toBe(2);
     expect(printed(await cli(['providers:list'])).find((p: { id: number }) => p.id === created.id)).toEqual(changed);
@@ -144,7 +144,7 @@ describe('provider commands', { timeout: 120_000 }, () => {
     const kept = printed(await cli(['providers:routes', String(serviceId), '--json', JSON.stringify([{ provider_id: provider.id, product_code: 'KEEP' }])]));
     failed(await cli(['providers:routes', String(serviceId), '--json', JSON.stringify([{ provider_id: 999_999, product_code: 'X' }])]), 'The routes.0.provider id is invalid.');
     failed(await cli(['providers:routes', String(serviceId), '--json', JSON.stringify({ provider_id: provider.id, product_code: 'X' })]), 'The body is not a valid JSON list.');
-    failed(await cli(['providers:routes', '999999', '--json', '[]']), 'Top-up service not found.');
+    failed(await cli(['providers:routes', '999999', '--json', '[]']), 'No top-up service with id 999999.');
     expect(printed(await cli(['providers:routes', String(serviceId)]))).toEqual(kept);
   });
 
@@ -155,7 +155,7 @@ describe('provider commands', { timeout: 120_000 }, () => {
     expect(shown).toMatchObject({ utr: order.utr, account_id: account.id, kind: 'top_up', total: '7.00', lines: [expect.objectContaining({ top_up_service_id: order.serviceId })], attempts: [] });
     const api = await expectJson(await app.request(`/admin/orders/${order.utr}`, { headers: { Authorization: `Bearer ${app.adminToken}` } }), 200);
     expect(shown).toEqual(api.message);
-    failed(await cli(['orders:show', 'T0000NOSUCHORDER']), 'Order not found.');
+    failed(await cli(['orders:show', 'T0000NOSUCHORDER']), 'No order with the utr "T0000NOSUCHORDER".');
   });
 
   it('reports:margin prints the report of a range; the dates are checked as the API checks them', async () => {

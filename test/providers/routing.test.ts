@@ -194,8 +194,8 @@ describe('routing', () => {
     expect(await expectFailure(await post(providerIds.b!, signHttpBody('wrong-secret-0123456789', body)), 401)).toBe('The signature is missing, stale or not valid.');
     expect(await expectFailure(await post(providerIds.b!, {}), 401)).toBe('The signature is missing, stale or not valid.');
     // Signed by A, about an order only B had.
-    expect(await expectFailure(await post(providerIds.a!, signHttpBody(SECRET_A, body)), 404)).toBe('No order with that reference was sent to this provider.');
-    expect(await expectFailure(await post(999999, signHttpBody(SECRET_B, body)), 404)).toBe('Provider not found.');
+    expect(await expectFailure(await post(providerIds.a!, signHttpBody(SECRET_A, body)), 404)).toBe(`No order sent to this provider with the reference "${utr}".`);
+    expect(await expectFailure(await post(999999, signHttpBody(SECRET_B, body)), 404)).toBe('No provider with id 999999.');
     // A late refusal of a completed order changes nothing.
     expect((await expectJson(await post(providerIds.b!, signHttpBody(SECRET_B, body)), 200)).message).toEqual({ reference: utr, outcome: 'refused', result: 'unchanged' });
     expect((await shown(utr)).status).toBe(1);

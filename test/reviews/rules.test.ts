@@ -71,8 +71,8 @@ describe('validation (422) before business rules', () => {
     expect(await expectFailure(await api.get('/api/topup/review'), 422)).toEqual(['The top up id field is required.']);
     expect(await expectFailure(await api.get('/api/card/review?card_id=abc'), 422)).toEqual(['The card id field must be a positive integer.']);
     expect(await expectFailure(await api.get('/api/topup/review?top_up_id=1&page=0'), 422)).toEqual(['The page field must be a positive integer.']);
-    await expectFailure(await api.get('/api/topup/review?top_up_id=999999'), 404);
-    await expectFailure(await api.get('/api/card/review?card_id=999999'), 404);
+    expect(await expectFailure(await api.get('/api/topup/review?top_up_id=999999'), 404)).toBe('No top-up with id 999999.');
+    expect(await expectFailure(await api.get('/api/card/review?card_id=999999'), 404)).toBe('No card with id 999999.');
   });
 });
 

@@ -81,7 +81,7 @@ describe('store commands', () => {
     const card = await createCard(app.services.db);
     const unknown = await cli(['store:cards:update', String(card.id + 1000), '--json', '{"status":0}']);
     expect(unknown.code).toBe(1);
-    expect(unknown.stderr).toContain('Resource not found.');
+    expect(unknown.stderr).toBe(`No card with id ${card.id + 1000}.\n`);
     const usage = await cli(['store:cards:update', 'abc', '--json', '{}']);
     expect(usage.code).toBe(2);
   });

@@ -144,6 +144,11 @@ describe('validation (422, one message per field, nothing written)', () => {
       'The end date field must be a date in the form YYYY-MM-DD.',
     ]);
     await refused(() => admin.post('/admin/campaigns', { ...dates, end_date: shiftDays(-1) }), 422, ['The end date field must be a date after or equal to start date.']);
+    // One entry where a list is declared is not a list of one.
+    await refused(() => admin.post('/admin/campaigns', { ...dates, card_services: member, top_up_services: 5 }), 422, [
+      'The top up services field must be a list.',
+      'The card services field must be a list.',
+    ]);
     await refused(() => admin.post('/admin/campaigns', { ...dates, card_services: [member, { ...member, price: '7.00' }] }), 422, [
       'The card services.1.id field has a duplicate value.',
     ]);
@@ -174,22 +179,23 @@ describe('validation (422, one message per field, nothing written)', () => {
 
 describe('unknown ids in the URL (404) and refusals', () => {
   it('answers 404 for an id that names nothing, or is no id at all', async () => {
-    const routes: Array<[method: 'post' | 'patch', path: string, body: object]> = [
-      ['patch', '/admin/categories/:id', { name: 'X' }],
-      ['patch', '/admin/top-ups/:id', { name: 'X' }],
-      ['post', '/admin/top-ups/:id/services', { name: 'X', price: 1 }],
-      ['patch', '/admin/top-up-services/:id', { name: 'X' }],
-      ['patch', '/admin/cards/:id', { name: 'X' }],
-      ['post', '/admin/cards/:id/services', { name: 'X', price: 1 }],
-      ['patch', '/admin/card-services/:id', { name: 'X' }],
-      ['patch', '/admin/gateways/:id', { name: 'X' }],
-      ['patch', '/admin/campaigns/:id', { name: 'X' }],
-      ['post', '/admin/campaigns/:id/end', {}],
+    const routes: Array<[method: 'post' | 'patch', path: string, body: object, what: string]> = [
+      ['patch', '/admin/categories/:id', { name: 'X' }, 'category'],
+      ['patch', '/admin/top-ups/:id', { name: 'X' }, 'top-up'],
+      ['post', '/admin/top-ups/:id/services', { name: 'X', price: 1 }, 'top-up'],
+      ['patch', '/admin/top-up-services/:id', { name: 'X' }, 'top-up service'],
+      ['patch', '/admin/cards/:id', { name: 'X' }, 'card'],
+      ['post', '/admin/cards/:id/services', { name: 'X', price: 1 }, 'card'],
+      ['patch', '/admin/card-services/:id', { name: 'X' }, 'card service'],
+      ['patch', '/admin/gateways/:id', { name: 'X' }, 'gateway'],
+      ['patch', '/admin/campaigns/:id', { name: 'X' }, 'campaign'],
+      ['post', '/admin/campaigns/:id/end', {}, 'campaign'],
     ];
-    for (const [method, path, body] of routes) {
-      for (const id of ['999999', '2147483648', 'abc', '0']) {
-        await refused(() => admin[method](path.replace(':id', id), body), 404, 'Resource not found.');
+    for (const [method, path, body, what] of routes) {
+      for (const id of ['999999', '2147483648', '0']) {
+        await refused(() => admin[method](path.replace(':id', id), body), 404, `No ${what} with id ${id}.`);
       }
+      await refused(() => admin[method](path.replace(':id', 'abc'), body), 404, `No ${what} with id "abc".`);
     }
   });
 

@@ -37,7 +37,7 @@ describe('webhook commands', () => {
   it('refuses what the API refuses: an unknown account, an http URL, a bad event type', async () => {
     const buyer = await createBuyer(app);
     const unknown = await cli(['webhooks:add', '999999', '--url', 'https://hooks.example.com/x']);
-    expect([unknown.code, unknown.stderr.trim()]).toEqual([1, 'Account not found.']);
+    expect([unknown.code, unknown.stderr.trim()]).toEqual([1, 'No account with id 999999.']);
     const http = await cli(['webhooks:add', String(buyer.accountId), '--url', 'http://hooks.example.com/x']);
     expect([http.code, http.stderr.trim()]).toEqual([1, 'The url must use https.']);
     const event = await cli(['webhooks:add', String(buyer.accountId), '--url', 'https://hooks.example.com/x', '--events', 'order.shipped']);

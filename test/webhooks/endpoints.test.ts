@@ -46,6 +46,7 @@ describe('validation', () => {
     [{ url: 'not a url' }, 'The url must be a valid URL.'],
     [{ url: 'https://hooks.example.com', events: [] }, 'The events field is required.'],
     [{ url: 'https://hooks.example.com', events: ['order.shipped'] }, 'The events field must be one of order.completed, order.stock_short, order.refunded.'],
+    [{ url: 'https://hooks.example.com', events: 'order.completed' }, 'The events field must be a list of event types.'],
   ])('refuses %j', async (body, message) => {
     const buyer = await createBuyer(app);
     const errors = await expectFailure(await buyer.api.postJson('/api/webhooks', body), 422);
@@ -86,9 +87,10 @@ describe('security', () => {
     const owner = await createBuyer(app);
     const other = await createBuyer(app);
     const created = await expectJson(await owner.api.postJson('/api/webhooks', { url: 'https://hooks.example.com/mine' }), 200);
-    await expectFailure(await other.api.delete(`/api/webhooks/${created.message.id}`), 404);
-    await expectFailure(await other.api.postJson(`/api/webhooks/${created.message.id}/test`, {}), 404);
-    await expectFailure(await other.api.postJson(`/api/webhooks/${created.message.id}/enable`, {}), 404);
+    const unknown = `No webhook endpoint with id ${created.message.id}.`;
+    expect(await expectFailure(await other.api.delete(`/api/webhooks/${created.message.id}`), 404)).toBe(unknown);
+    expect(await expectFailure(await other.api.postJson(`/api/webhooks/${created.message.id}/test`, {}), 404)).toBe(unknown);
+    expect(await expectFailure(await other.api.postJson(`/api/webhooks/${created.message.id}/enable`, {}), 404)).toBe(unknown);
     expect((await expectJson(await other.api.get('/api/webhooks'), 200)).message).toEqual([]);
     expect((await expectJson(await owner.api.get('/api/webhooks'), 200)).message).toHaveLength(1);
   });
@@ -97,7 +99,7 @@ describe('security', () => {
     expect((await app.request('/admin/webhook-deliveries')).status).toBe(401);
     expect((await app.request('/admin/webhook-deliveries/1/retry', { method: 'POST', headers: { Authorization: 'Bearer wrong-token-0123456789' } })).status).toBe(401);
     const admin = { Authorization: `Bearer ${app.adminToken}` };
-    await expectFailure(await app.request('/admin/webhook-deliveries/999999/retry', { method: 'POST', headers: admin }), 404);
+    expect(await expectFailure(await app.request('/admin/webhook-deliveries/999999/retry', { method: 'POST', headers: admin }), 404)).toBe('No webhook delivery with id 999999.');
     await expectFailure(await app.request('/admin/webhook-deliveries?status=lost', { headers: admin }), 422);
   });
 });
@@ -119,11 +121,13 @@ describe('operators managing endpoints of an account', () => {
   });
 
   it('answers 404 for an unknown account and 401 without the admin token', async () => {
-    await expectFailure(await app.request('/admin/accounts/999999/webhooks', { headers: admin() }), 404);
-    await expectFailure(
-      await app.request('/admin/accounts/999999/webhooks', { method: 'POST', headers: admin(), body: JSON.stringify({ url: 'https://hooks.example.com/x' }) }),
-      404,
-    );
+    expect(await expectFailure(await app.request('/admin/accounts/999999/webhooks', { headers: admin() }), 404)).toBe('No account with id 999999.');
+    expect(
+      await expectFailure(
+        await app.request('/admin/accounts/999999/webhooks', { method: 'POST', headers: admin(), body: JSON.stringify({ url: 'https://hooks.example.com/x' }) }),
+        404,
+      ),
+    ).toBe('No account with id 999999.');
     expect((await app.request('/admin/accounts/1/webhooks')).status).toBe(401);
   });
 });

@@ -1,7 +1,7 @@
 import { eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.js';
 import { accounts, balanceLedger } from '../../db/schema.js';
-import { AppError } from '../../errors.js';
+import { notFound } from '../../errors.js';
 import { randomSecret, sha256 } from '../../lib/crypto.js';
 import { fromCents, MAX_MONEY, toCents } from '../../lib/money.js';
 
@@ -98,6 +98,6 @@ export async function rotateApiKey(db: DbOrTx, accountId: number): Promise<strin
 /** The id of an existing account; an unknown one is a 404 (operator tools address accounts by id). */
 export async function existingAccount(db: DbOrTx, accountId: number): Promise<number> {
   const rows = await db.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, accountId));
-  if (rows.length === 0) throw new AppError('not_found', 'Account not found.');
+  if (rows.length === 0) throw notFound('account', 'id', accountId);
   return accountId;
 }

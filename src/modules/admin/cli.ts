@@ -1,7 +1,5 @@
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
 import type { CliCommand } from '../../bin/cli-types.js';
-import { optionsInput, pageOptions } from '../../bin/cli-input.js';
+import { openInput, optionsInput, pageOptions } from '../../bin/cli-input.js';
 import { pageRequest } from '../../lib/paging.js';
 import { completeTopUpOrder } from '../fulfilment/index.js';
 import { statusObserver } from '../orders/events.js';
@@ -43,10 +41,8 @@ export const adminCommands: Record<string, CliCommand> = {
     args: [CARD_SERVICE],
     options: [{ name: 'file', value: '<path>', description: 'the codes, one per line; - reads stdin', required: true }],
     run: async ({ db, config, logger, metrics }, [id], { file }, io) => {
-      const path = String(file);
-      const size = path === '-' ? 0 : (await stat(path)).size;
       // Streamed: only one batch of codes is in memory at a time, whatever the file's size.
-      const input = path === '-' ? process.stdin : createReadStream(path);
+      const { input, size } = await openInput('file', String(file));
       const progress = io.progress(size, ['read', 'added', 'skipped']);
       try {
         // Restocks in this process, so the import works even where no worker runs.

@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import type { AppEnv } from '../../http/context.js';
 import { ADMIN, contractRouter, endpoint } from '../../http/contract.js';
 import { protectReadyMadeResponses } from '../../http/headers.js';
+import { idParam } from '../../http/validation.js';
 import { requestLogger } from '../../http/request-log.js';
 import { pageObject, pageSchema } from '../../http/pagination.js';
 import { streamedBody } from '../../http/body-limit.js';
@@ -21,7 +22,6 @@ import {
   Balance,
   CompleteOrderBody,
   CreateAccountBody,
-  IdParam,
   ImportCodesBody,
   ImportResult,
   ListOrdersQuery,
@@ -73,7 +73,7 @@ export function adminRoutes(services: Services) {
       method: 'post',
       path: '/accounts/:id/balance',
       summary: 'Credit or debit an account balance (never below 0)',
-      params: IdParam,
+      params: idParam('account'),
       jsonBody: AdjustBalanceBody,
       ok: Balance,
       errors: [404, 409],
@@ -90,9 +90,12 @@ export function adminRoutes(services: Services) {
       method: 'post',
       path: '/card-services/:id/codes',
       summary: 'Import card codes, then fulfil the waiting stock_short orders',
-      params: IdParam,
+      params: idParam('card service'),
       jsonBody: ImportCodesBody,
-      plainText: `One code per line, up to ${LIMITS.MAX_UPLOAD_BYTES / 1024 / 1024} MiB; all codes are stored or none`,
+      plainText: {
+        description: `One code per line, up to ${LIMITS.MAX_UPLOAD_BYTES / 1024 / 1024} MiB; all codes are stored or none`,
+        unsupported: 'unsupported_media_type_codes',
+      },
       use: [codesUpload.use],
       ok: ImportResult,
       errors: [404],
@@ -111,7 +114,7 @@ export function adminRoutes(services: Services) {
   );
 
   router.openapi(
-    endpoint({ ...common, method: 'get', path: '/card-services/:id/stock', summary: 'Available codes and codes owed to stock_short orders', params: IdParam, ok: Stock, errors: [404] }),
+    endpoint({ ...common, method: 'get', path: '/card-services/:id/stock', summary: 'Available codes and codes owed to stock_short orders', params: idParam('card service'), ok: Stock, errors: [404] }),
     async (c) => c.json({ status: 'success' as const, message: await stockOf(c.var.services.db, c.req.valid('param').id) }, 200),
   );
 

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { id, pageQuery, requiredText, text } from '../../http/validation.js';
+import { keyOf, pageQuery, requiredText, text } from '../../http/validation.js';
 import { parseStatus } from '../orders/state.js';
 
 /** Money as a JSON number or a string with at most two decimals; `signed` allows a leading minus. */
@@ -55,11 +55,8 @@ export const CompleteOrderBody = z.object({ note: requiredText(1000).optional() 
 
 export const RefundOrderBody = z.object({ reason: requiredText(1000) });
 
-/** A resource id in the path: anything but an id that can exist names no resource (404). */
-export const IdParam = z.object({ id: id() });
-
 /** An order number in the path. */
-export const UtrParam = z.object({ utr: text(32).regex(/^[A-Z0-9]+$/) });
+export const UtrParam = z.object({ utr: keyOf('order', text(32).regex(/^[A-Z0-9]+$/), 'utr') });
 
 // ───────────────────────────── responses (C13) ─────────────────────────────
 

@@ -2,7 +2,7 @@ import { count, desc, eq, inArray } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { orderLines, orders } from '../../db/schema.js';
 import type { Config } from '../../env.js';
-import { AppError, validationError } from '../../errors.js';
+import { AppError, notFound, validationError } from '../../errors.js';
 import { isoMicros } from '../../lib/time.js';
 import { MAX_MONEY, moneyNumber, toCents } from '../../lib/money.js';
 import { adjustBalance, createAccount, type AccountCredentials } from '../accounts/service.js';
@@ -33,7 +33,7 @@ export async function openAccount(db: Db, config: Config, input: NewOperatorAcco
 export async function moveBalance(db: Db, accountId: number, amount: string, reason: string): Promise<{ balance: number }> {
   const moved = await adjustBalance(db, accountId, amount, toCents(amount) > 0 ? 'deposit' : 'adjustment', reason);
   if ('balance' in moved) return { balance: moneyNumber(moved.balance) };
-  if (moved.refused === 'unknown_account') throw new AppError('not_found');
+  if (moved.refused === 'unknown_account') throw notFound('account', 'id', accountId);
   if (moved.refused === 'below_zero') throw new AppError('balance_below_zero');
   throw validationError([`The amount field must not take the balance above ${MAX_MONEY}.`]);
 }

@@ -5,10 +5,11 @@ import { cachedJson } from '../../http/cached-json.js';
 import { contractRouter, endpoint } from '../../http/contract.js';
 import { pageObject } from '../../http/pagination.js';
 import { assetUrls, baseUrl } from '../../http/urls.js';
-import { AppError } from '../../errors.js';
+import { notFound } from '../../errors.js';
 import { pageOffset, pageRequest } from '../../lib/paging.js';
 import { utcToday } from '../../lib/time.js';
 import type { Db } from '../../db/client.js';
+import { PRODUCT_KINDS } from '../../db/kinds.js';
 import type { CategoryType, ProductKind } from '../../db/schema.js';
 import { signedIn } from '../auth/middleware.js';
 import { presentReview } from '../reviews/presenters.js';
@@ -75,7 +76,9 @@ const urlsFor = (c: Ctx): Urls => ({ asset: assetUrls(c), base: baseUrl(c) });
 
 /** A category filter naming no active category of that kind is an unknown id in the query (C2: 404). */
 async function requireCategory(c: Ctx, id: number | undefined, type: CategoryType) {
-  if (id !== undefined && !(await cached(c, `category:${type}:${id}`, (db) => categoryIsActive(db, id, type)))) throw new AppError('not_found');
+  if (id !== undefined && !(await cached(c, `category:${type}:${id}`, (db) => categoryIsActive(db, id, type)))) {
+    throw notFound(`${PRODUCT_KINDS[type].words} category`, 'id', id);
+  }
 }
 
 /** Each product kind's lookups, under the cache keys the details endpoints share. */
@@ -90,7 +93,7 @@ const PRODUCTS: Record<
 /** The active services of one live product (404 when there is none), or of every product of the kind. */
 async function productServices(c: Ctx, kind: ProductKind, productId: number | undefined) {
   const { key, find, activeServices } = PRODUCTS[kind];
-  if (productId !== undefined && !(await cached(c, `${key}:${productId}`, (db) => find(db, productId)))) throw new AppError('not_found');
+  if (productId !== undefined && !(await cached(c, `${key}:${productId}`, (db) => find(db, productId)))) throw notFound(PRODUCT_KINDS[kind].words, 'id', productId);
   const services = await cached(c, `${key}-services:${productId ?? 'all'}`, (db) =>
     activeServices(db, productId === undefined ? undefined : [productId]),
   );
@@ -156,7 +159,7 @@ export function catalogRoutes() {
       const { slug } = c.req.valid('query');
       const { db } = c.var.services;
       const topUp = await cached(c, `top-up:slug:${slug}`, (db) => findTopUpBySlug(db, slug));
-      if (!topUp) throw new AppError('not_found');
+      if (!topUp) throw notFound('top-up', 'slug', slug);
       const account = c.var.account;
       // The only part read for this caller alone; the rest is shared by every caller of the same currency.
       const hasAlreadyOrdered = await hasOrderedProduct(db, account.id, 'top_up', topUp.id);
@@ -221,7 +224,7 @@ export function catalogRoutes() {
     async (c) => {
       const { card_id } = c.req.valid('query');
       const card = await cached(c, `card:${card_id}`, (db) => findCard(db, card_id));
-      if (!card) throw new AppError('not_found');
+      if (!card) throw notFound('card', 'id', card_id);
       const [services, gateways] = await Promise.all([
         cached(c, `card-services:${card.id}`, (db) => activeCardServices(db, [card.id])),
         cached(c, 'gateways', activeGateways),

@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { EXAMPLE_BASE_URL, EXAMPLE_CURRENCY, EXAMPLE_TIMESTAMP, exampleAsset, examplePage } from '../../http/examples.js';
 import { pageSchema } from '../../http/pagination.js';
-import { id, pageQuery, requiredText } from '../../http/validation.js';
+import { id, keyOf, pageQuery, requiredText } from '../../http/validation.js';
 import { moneyNumber } from '../../lib/money.js';
 import {
   DEMO_CAMPAIGN,
@@ -17,7 +17,7 @@ import { discountFigures, toSnapshot } from './pricing.js';
 
 /** A3 GET top-up/list */
 export const topUpListQuery = z.object({
-  category_id: id().optional(),
+  category_id: keyOf('top-up category', id()).optional(),
   page: pageQuery().optional(),
   per_page: pageQuery().optional(),
 });
@@ -26,16 +26,16 @@ export const topUpListQuery = z.object({
 export const topUpDetailsQuery = z.object({ slug: requiredText(160).openapi({ example: DEMO_TOP_UPS[0]!.slug }) });
 
 /** A5 GET topup/services */
-export const topUpServicesQuery = z.object({ top_up_id: id().optional().openapi({ example: 1 }) });
+export const topUpServicesQuery = z.object({ top_up_id: keyOf('top-up', id()).optional().openapi({ example: 1 }) });
 
 /** A9 GET get-card */
-export const cardListQuery = z.object({ category_id: id().optional() });
+export const cardListQuery = z.object({ category_id: keyOf('card category', id()).optional() });
 
 /** A10 GET card/details */
-export const cardDetailsQuery = z.object({ card_id: id().openapi({ example: 1 }) });
+export const cardDetailsQuery = z.object({ card_id: keyOf('card', id()).openapi({ example: 1 }) });
 
 /** A11 GET card/services */
-export const cardServicesQuery = z.object({ card_id: id().optional().openapi({ example: 1 }) });
+export const cardServicesQuery = z.object({ card_id: keyOf('card', id()).optional().openapi({ example: 1 }) });
 
 // ───────────────────────────── responses (spec §2) ─────────────────────────────
 // Each response schema carries an example: the demo store (src/seed/data/catalog.ts) in a fresh installation.

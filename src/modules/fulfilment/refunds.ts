@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client.js';
 import { retryingConflicts } from '../../db/conflicts.js';
 import { accounts, balanceLedger, orderLines, orders } from '../../db/schema.js';
-import { AppError } from '../../errors.js';
+import { AppError, notFound } from '../../errors.js';
 import { fromCents, toCents } from '../../lib/money.js';
 import { utcToday } from '../../lib/time.js';
 import { PRODUCT_KINDS } from '../../db/kinds.js';
@@ -29,7 +29,7 @@ export async function lockOrder(tx: Tx, utr: string): Promise<LockedOrder> {
   const [order] = await tx.execute<LockedOrder>(
     sql`select id::float8 as id, account_id, kind, status, total from ${orders} where utr = ${utr} for no key update`,
   );
-  if (!order) throw new AppError('not_found');
+  if (!order) throw notFound('order', 'utr', utr);
   return order;
 }
 

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { TransactionSql } from 'postgres';
 import type { Db, DbOrTx, Sql } from '../../db/client.js';
 import { cardCodes, cardServices, orderLines, orders } from '../../db/schema.js';
-import { AppError, validationError } from '../../errors.js';
+import { notFound, validationError } from '../../errors.js';
 import { isStorableText, NOT_STORABLE } from '../../lib/text.js';
 import { ORDER_STATUS } from '../orders/state.js';
 import { badCode, MAX_CODE_CHARS, tooLong } from './code-lines.js';
@@ -19,7 +19,7 @@ const IMPORT_LOCK_SPACE = 7301005;
 
 async function assertCardService(db: DbOrTx, cardServiceId: number): Promise<void> {
   const rows = await db.execute(sql`select 1 from ${cardServices} where id = ${cardServiceId}`);
-  if (rows.length === 0) throw new AppError('not_found');
+  if (rows.length === 0) throw notFound('card service', 'id', cardServiceId);
 }
 
 /**

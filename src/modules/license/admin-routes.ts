@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { AppError } from '../../errors.js';
+import { notFound } from '../../errors.js';
 import { ADMIN, contractRouter, endpoint } from '../../http/contract.js';
 import { rotateApiKey } from '../accounts/service.js';
 import { accountIdParam, createItemBody, createPurchaseBody } from './schemas.js';
@@ -65,7 +65,7 @@ export function licenseAdminRoutes() {
     async (c) => {
       const { id } = c.req.valid('param');
       const apiKey = await rotateApiKey(c.var.services.db, id);
-      if (!apiKey) throw new AppError('not_found', 'Account not found.');
+      if (!apiKey) throw notFound('account', 'id', id);
       return c.json({ status: 'success' as const, message: { id, apiKey } }, 200);
     },
   );

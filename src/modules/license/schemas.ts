@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { EXAMPLE_CURRENCY, EXAMPLE_TIMESTAMP, exampleAsset } from '../../http/examples.js';
-import { id, optionalText, requiredText, text } from '../../http/validation.js';
+import { id, idParam, optionalText, requiredText, text } from '../../http/validation.js';
 import { moneyNumber } from '../../lib/money.js';
 import { DEMO_ITEMS, DEMO_PROFILE } from '../../seed/data/license.js';
 
@@ -73,7 +73,7 @@ export const createPurchaseBody = z.object({
   downloaded: z.boolean({ error: 'must be true or false.' }).optional(),
 });
 
-export const accountIdParam = z.object({ id: id() });
+export const accountIdParam = idParam('account');
 
 // ───────────────────────────── responses (spec §2, Interface B) ─────────────────────────────
 

@@ -24,7 +24,7 @@ import {
   topUpOrderBody,
   TopUpOrderPage,
 } from './schemas.js';
-import { AppError } from '../../errors.js';
+import { notFound } from '../../errors.js';
 
 /** Placement logs with the request's id and hands it to the order's job, so the job's lines carry it too. */
 const placement = (c: Context<AppEnv>): PlacementDeps => {
@@ -124,7 +124,7 @@ export function orderRoutes() {
       const { db, config } = c.var.services;
       const found = await findOrder(db, c.var.account.id, c.req.valid('query').utr, (sealed) => openCode(config.codeEncryptionKey, sealed));
       // Someone else's order answers as an unknown one: a utr reveals nothing about other accounts.
-      if (!found) throw new AppError('not_found', 'Order not found.');
+      if (!found) throw notFound('order', 'utr', c.req.valid('query').utr);
       return c.json({ status: 'success' as const, message: ORDER_LISTS[found.kind].present(assetUrls(c), found.entry) }, 200);
     },
   );

@@ -1,9 +1,8 @@
 import { z } from '@hono/zod-openapi';
 import { EXAMPLE_CURRENCY, EXAMPLE_TIMESTAMP, exampleAsset, examplePage } from '../../http/examples.js';
 import { pageSchema } from '../../http/pagination.js';
-import { id, pageQuery, positiveInt, requiredText } from '../../http/validation.js';
+import { aliased, id, pageQuery, positiveCount, REQUIRED, requiredText } from '../../http/validation.js';
 import { fromCents, moneyNumber } from '../../lib/money.js';
-import { isBlank } from '../../lib/text.js';
 import type { DemoProduct } from '../../seed/data/catalog.js';
 import { discountFigures, unitPriceCents } from '../catalog/pricing.js';
 import { DEMO_KINDS, demoPricing, demoProductImages, demoRatings } from '../catalog/schemas.js';
@@ -50,37 +49,26 @@ export const topUpOrderBody = z
 
 const MAX_LINES = 100;
 const lineList = <T extends z.ZodType>(item: T) =>
-  z.array(item, { error: 'must be an array.' }).max(MAX_LINES, { error: `must not have more than ${MAX_LINES} items.` });
+  z
+    .array(item, { error: 'must be an array.' })
+    .min(1, { error: REQUIRED })
+    .max(MAX_LINES, { error: `must not have more than ${MAX_LINES} items.` });
 
 /**
- * A12 body as sent: `service_ids` or `serviceIds`, `quantities` or `quantity` (C5), each a list (JSON array,
- * or repeated form fields with or without `[]`/`[n]`) or a single value.
+ * A12 body (C5): `service_ids` or `serviceIds`, `quantities` or `quantity`, each a list. Quantities are bounded per
+ * line by MAX_QUANTITY_PER_LINE after equal services are merged (placeCardOrder).
  */
-function cardOrderLists(input: unknown): unknown {
-  if (input === null || typeof input !== 'object' || Array.isArray(input)) return input;
-  const fields = input as Record<string, unknown>;
-  const list = (...names: string[]) => {
-    const found = names.flatMap((name) => [name, `${name}[]`]).map((key) => fields[key]).find((v) => !isBlank(v));
-    const indexed = Object.keys(fields)
-      .filter((key) => names.some((name) => new RegExp(`^${name}\\[\\d+\\]$`).test(key)))
-      .map((key) => fields[key]);
-    const value = found ?? (indexed.length ? indexed : undefined);
-    return value === undefined || Array.isArray(value) || typeof value === 'object' ? value : [value];
-  };
-  return { service_ids: list('service_ids', 'serviceIds'), quantities: list('quantities', 'quantity') };
-}
-
-/** A12 body (C5). Quantities are bounded per line by MAX_QUANTITY_PER_LINE after equal services are merged. */
-export const cardOrderBody = z.preprocess(
-  cardOrderLists,
+export const cardOrderBody = aliased(
+  { serviceIds: 'service_ids', quantity: 'quantities' },
   z
-    .object({ service_ids: lineList(id()), quantities: lineList(positiveInt()) })
+    .object({ service_ids: lineList(id()), quantities: lineList(positiveCount()) })
     .refine((body) => body.service_ids.length === body.quantities.length, {
       path: ['service_ids'],
       error: 'The service ids and quantities fields must have the same number of items.',
     })
     .openapi({
-      description: 'Also accepted: `serviceIds` and `quantity` (the spec samples), and form fields `service_ids[]=…`.',
+      description:
+        'Also accepted: `serviceIds` and `quantity` (the spec samples), and form fields `service_ids[]=…`. At most MAX_QUANTITY_PER_LINE (default 100) of one service.',
       example: { service_ids: steamLines.map((line) => line.n), quantities: steamLines.map((line) => line.quantity) },
     }),
 );

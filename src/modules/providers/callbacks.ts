@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import type { AttemptOutcome } from '../../db/schema.js';
-import { AppError } from '../../errors.js';
+import { AppError, notFound } from '../../errors.js';
 import type { Logger } from '../../lib/logger.js';
 import type { StatusObserver } from '../orders/events.js';
 import type { CallbackRequest } from './adapters/types.js';
@@ -21,14 +21,14 @@ export type CallbackResult = { reference: string; outcome: string; result: 'appl
 export async function receiveCallback(deps: CallbackDeps, providerId: number, request: CallbackRequest): Promise<CallbackResult> {
   const { db, logger } = deps;
   const [provider] = await providerRows(db, sql`p.id = ${providerId}`);
-  if (!provider) throw new AppError('not_found', 'Provider not found.');
+  if (!provider) throw notFound('provider', 'id', providerId);
   const report = connectionOf(provider, deps.codeKey).verifyCallback(request);
   if (!report) throw new AppError('bad_signature');
   const [attempt] = await db.execute<{ id: number; outcome: AttemptOutcome; order_id: number; utr: string }>(sql`
     select a.id::float8 as id, a.outcome, o.id::float8 as order_id, o.utr
     from provider_attempts a join orders o on o.id = a.order_id
     where o.utr = ${report.reference} and a.provider_id = ${providerId}`);
-  if (!attempt) throw new AppError('not_found', 'No order with that reference was sent to this provider.');
+  if (!attempt) throw notFound('order sent to this provider', 'reference', report.reference);
   const { outcome } = report;
   const done = (result: CallbackResult['result']): CallbackResult => {
     logger.info({ utr: attempt.utr, provider: provider.name, outcome: outcome.kind, result }, 'provider callback');

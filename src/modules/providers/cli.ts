@@ -22,7 +22,7 @@ function parsedOrAsIs(text: string): unknown {
 async function providerOptions(options: Record<string, string | true>): Promise<Record<string, string | true>> {
   const { credentials, 'credentials-file': file, 'timeout-ms': timeout, ...rest } = options;
   if (credentials !== undefined && file !== undefined) throw new Error('Give the credentials with either --credentials <json> or --credentials-file <path>, not both.');
-  const given = file !== undefined ? await readAll(String(file)) : credentials;
+  const given = file !== undefined ? await readAll('credentials-file', String(file)) : credentials;
   const input: Record<string, unknown> = {
     ...rest,
     ...(given === undefined ? {} : { credentials: typeof given === 'string' ? parsedOrAsIs(given) : given }),
@@ -77,7 +77,7 @@ export const providerCommands: Record<string, CliCommand> = {
     run: async ({ db }, [id], { json, file }) => {
       if (json === undefined && file === undefined) return routesOf(db, Number(id));
       if (json !== undefined && file !== undefined) throw new Error('Give the routes with either --json <routes> or --file <path>, not both.');
-      return setRoutes(db, Number(id), validate(RoutesBody, jsonBody(typeof json === 'string' ? json : await readAll(String(file)), 'list')));
+      return setRoutes(db, Number(id), validate(RoutesBody, jsonBody(typeof json === 'string' ? json : await readAll('file', String(file)), 'list')));
     },
   },
   'orders:show': {

@@ -5,7 +5,8 @@ import { contractRouter, endpoint } from '../../http/contract.js';
 import { requestLogger } from '../../http/request-log.js';
 import { scheduleRoutingStep } from '../../queues/index.js';
 import { adminOnly } from '../admin/guard.js';
-import { IdParam, UtrParam } from '../admin/schemas.js';
+import { UtrParam } from '../admin/schemas.js';
+import { idParam } from '../../http/validation.js';
 import { statusObserver } from '../orders/events.js';
 import { receiveCallback } from './callbacks.js';
 import { CallbackAccepted, MarginQuery, MarginReport, OrderWithAttempts, Provider, ProviderBody, ProviderPatch, Route, RoutesBody } from './schemas.js';
@@ -23,7 +24,7 @@ export function providerAdminRoutes() {
   );
 
   router.openapi(
-    endpoint({ ...common, method: 'patch', path: '/providers/:id', summary: 'Change a provider (credentials sent replace the stored ones)', params: IdParam, jsonBody: ProviderPatch, ok: Provider, errors: [404] }),
+    endpoint({ ...common, method: 'patch', path: '/providers/:id', summary: 'Change a provider (credentials sent replace the stored ones)', params: idParam('provider'), jsonBody: ProviderPatch, ok: Provider, errors: [404] }),
     async (c) => c.json({ status: 'success' as const, message: await updateProvider(c.var.services.db, codeKey(c), c.req.valid('param').id, c.req.valid('json')) }, 200),
   );
 
@@ -33,12 +34,12 @@ export function providerAdminRoutes() {
   );
 
   router.openapi(
-    endpoint({ ...common, method: 'put', path: '/top-up-services/:id/routes', summary: "Replace a top-up service's provider routes, in priority order", params: IdParam, jsonBody: RoutesBody, ok: z.array(Route), errors: [404] }),
+    endpoint({ ...common, method: 'put', path: '/top-up-services/:id/routes', summary: "Replace a top-up service's provider routes, in priority order", params: idParam('top-up service'), jsonBody: RoutesBody, ok: z.array(Route), errors: [404] }),
     async (c) => c.json({ status: 'success' as const, message: await setRoutes(c.var.services.db, c.req.valid('param').id, c.req.valid('json')) }, 200),
   );
 
   router.openapi(
-    endpoint({ ...common, method: 'get', path: '/top-up-services/:id/routes', summary: "A top-up service's provider routes", params: IdParam, ok: z.array(Route), errors: [404] }),
+    endpoint({ ...common, method: 'get', path: '/top-up-services/:id/routes', summary: "A top-up service's provider routes", params: idParam('top-up service'), ok: z.array(Route), errors: [404] }),
     async (c) => c.json({ status: 'success' as const, message: await routesOf(c.var.services.db, c.req.valid('param').id) }, 200),
   );
 
@@ -68,7 +69,7 @@ export function providerCallbackRoutes() {
       tag: 'Providers',
       summary: "A provider's signed status callback",
       description: "The body is the provider's protocol's (http: `{reference, status, provider_reference?, reason?}` signed with X-Signature and X-Timestamp); it can only settle an order sent to that provider.",
-      params: IdParam,
+      params: idParam('provider'),
       ok: CallbackAccepted,
       errors: [401, 404],
     }),

@@ -3,7 +3,7 @@ import { inArray, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../../db/client.js';
 import { providers, type ProviderKind, type ProviderStatus } from '../../db/schema.js';
 import { refusedWhenTaken } from '../../db/conflicts.js';
-import { AppError, validationError } from '../../errors.js';
+import { notFound, validationError } from '../../errors.js';
 import { fromCents, toCents } from '../../lib/money.js';
 import { isoMicros } from '../../lib/time.js';
 import { PROVIDER_KINDS } from './registry.js';
@@ -85,7 +85,7 @@ export async function createProvider(db: Db, codeKey: Buffer, input: ProviderInp
 /** Changes the fields given; `credentials`, when given, replace the stored ones whole. */
 export async function updateProvider(db: Db, codeKey: Buffer, id: number, patch: Partial<Omit<ProviderInput, 'kind'>>): Promise<ProviderView> {
   const [current] = await db.execute<{ kind: ProviderKind }>(sql`select kind from providers where id = ${id}`);
-  if (!current) throw new AppError('not_found', 'Provider not found.');
+  if (!current) throw notFound('provider', 'id', id);
   if (patch.credentials) checkCredentials(current.kind, patch.credentials);
   const set = [
     patch.name !== undefined && sql`name = ${patch.name}`,
@@ -114,7 +114,7 @@ export type RouteView = RouteInput & { position: number; provider: string; cost:
 export async function setRoutes(db: Db, topUpServiceId: number, routes: RouteInput[]): Promise<RouteView[]> {
   return db.transaction(async (tx) => {
     const [service] = await tx.execute(sql`select 1 from top_up_services where id = ${topUpServiceId} for update`);
-    if (!service) throw new AppError('not_found', 'Top-up service not found.');
+    if (!service) throw notFound('top-up service', 'id', topUpServiceId);
     const ids = routes.map((route) => route.provider_id);
     const known = new Set(ids.length ? (await tx.select({ id: providers.id }).from(providers).where(inArray(providers.id, ids))).map((row) => row.id) : []);
     const unknown = routes.findIndex((route) => !known.has(route.provider_id));
@@ -131,7 +131,7 @@ export async function setRoutes(db: Db, topUpServiceId: number, routes: RouteInp
 
 export async function routesOf(db: DbOrTx, topUpServiceId: number): Promise<RouteView[]> {
   const [service] = await db.execute(sql`select 1 from top_up_services where id = ${topUpServiceId}`);
-  if (!service) throw new AppError('not_found', 'Top-up service not found.');
+  if (!service) throw notFound('top-up service', 'id', topUpServiceId);
   return [...(await db.execute<RouteView>(sql`
     select r.position, r.provider_id, p.name as provider, r.product_code, r.cost
     from top_up_routes r join providers p on p.id = r.provider_id
@@ -162,7 +162,7 @@ export async function showOrder(db: DbOrTx, utr: string) {
              'unit_price', l.unit_price::text, 'line_total', l.line_total::text) order by l.id)
              from order_lines l where l.order_id = o.id), '[]'::jsonb) as lines
     from orders o where o.utr = ${utr}`);
-  if (!order) throw new AppError('not_found', 'Order not found.');
+  if (!order) throw notFound('order', 'utr', utr);
   const attempts = await db.execute<AttemptView>(sql`
     select a.id::float8 as id, a.provider_id, p.name as provider, a.product_code, a.cost, a.outcome, a.provider_reference,
            a.detail, a.status_queries, a.created_at as started_at, a.settled_at

@@ -1,7 +1,8 @@
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
+import { PRODUCT_KINDS } from '../../db/kinds.js';
 import type { ProductKind } from '../../db/schema.js';
-import { AppError, validationError } from '../../errors.js';
+import { AppError, notFound, validationError } from '../../errors.js';
 import type { AppEnv } from '../../http/context.js';
 import { contractRouter, endpoint, validBody } from '../../http/contract.js';
 import { reviewPagination, ReviewPagination } from '../../http/pagination.js';
@@ -23,7 +24,7 @@ const ReviewList = z.object({ reviews: z.array(Review), pagination: ReviewPagina
 async function listFor(c: Ctx, kind: ProductKind, productId: number, page: number | undefined, shape: ReviewShape) {
   const { db } = c.var.services;
   const product = kind === 'top_up' ? await findTopUp(db, productId) : await findCard(db, productId);
-  if (!product) throw new AppError('not_found');
+  if (!product) throw notFound(PRODUCT_KINDS[kind].words, 'id', productId);
   const request = pageRequest({ page }, REVIEWS_PER_PAGE);
   const { rows, total } = await publishedReviews(db, kind, productId, { limit: request.perPage, offset: pageOffset(request) });
   return {

@@ -1,14 +1,14 @@
 import { z } from '@hono/zod-openapi';
 import { EXAMPLE_TIMESTAMP, exampleAsset } from '../../http/examples.js';
-import { id, numberBetween, pageQuery, requiredText } from '../../http/validation.js';
+import { id, keyOf, numberBetween, pageQuery, requiredText } from '../../http/validation.js';
 import { DEMO_REVIEWERS, DEMO_REVIEWS } from '../../seed/data/catalog.js';
 import { DEFAULT_AVATAR, maskEmail } from './presenters.js';
 
 /** A7 GET topup/review */
-export const topUpReviewListQuery = z.object({ top_up_id: id(), page: pageQuery().optional() });
+export const topUpReviewListQuery = z.object({ top_up_id: keyOf('top-up', id()), page: pageQuery().optional() });
 
 /** A13 GET card/review */
-export const cardReviewListQuery = z.object({ card_id: id(), page: pageQuery().optional() });
+export const cardReviewListQuery = z.object({ card_id: keyOf('card', id()), page: pageQuery().optional() });
 
 const reviewFields = { rating: numberBetween(1, 5), comment: requiredText(2000) };
 

@@ -61,7 +61,7 @@ async function members<K extends ProductKind>(tx: Tx, kind: K, campaignId: numbe
 }
 
 async function campaignView(tx: Tx, id: number): Promise<CampaignView> {
-  const campaign = await found(tx.select().from(campaigns).where(eq(campaigns.id, id)));
+  const campaign = await found(tx.select().from(campaigns).where(eq(campaigns.id, id)), 'campaign', id);
   return {
     campaign,
     topUpServices: (await members(tx, 'top_up', id)) as TopUpServiceRow[],
@@ -134,7 +134,7 @@ export const createCampaign = (deps: StoreDeps, input: NewCampaign) =>
 export const updateCampaign = (deps: StoreDeps, id: number, input: CampaignInput) =>
   change(deps, async (tx) => {
     await holdSync(tx);
-    const current = await found(tx.select().from(campaigns).where(eq(campaigns.id, id)).for('no key update'));
+    const current = await found(tx.select().from(campaigns).where(eq(campaigns.id, id)).for('no key update'), 'campaign', id);
     if (input.start_date !== undefined || input.end_date !== undefined) {
       checkDates(input.start_date ?? current.startDate, input.end_date ?? current.endDate);
     }
@@ -156,6 +156,8 @@ export const endCampaign = (deps: StoreDeps, id: number) =>
         .set({ status: 0, endDate: sql`least(${campaigns.endDate}, ${today}::date)`, updatedAt: sql`now()` })
         .where(eq(campaigns.id, id))
         .returning({ id: campaigns.id }),
+      'campaign',
+      id,
     );
     await syncCampaigns(tx, today);
     return campaignView(tx, id);

@@ -34,7 +34,7 @@ const BODY: CliOption[] = [
 /** The body of `--json` or `--file`, checked by the API's own schema (same refusals, same messages). */
 async function body<S extends z.ZodType>(schema: S, { json, file }: Record<string, string | true>): Promise<z.output<S>> {
   if ((json === undefined) === (file === undefined)) throw new Error('Give the body with either --json <body> or --file <path>.');
-  return validate(schema, jsonBody(typeof json === 'string' ? json : await readAll(String(file)), 'object'));
+  return validate(schema, jsonBody(typeof json === 'string' ? json : await readAll('file', String(file)), 'object'));
 }
 
 /** URLs as the API shows them to a client of PUBLIC_BASE_URL (else the local server); assets as configured. */

@@ -3,7 +3,7 @@ import type { AppEnv } from '../../http/context.js';
 import { adminOnly } from '../admin/guard.js';
 import { contractRouter, endpoint } from '../../http/contract.js';
 import { assetUrls, baseUrl } from '../../http/urls.js';
-import { IdParam } from '../admin/schemas.js';
+import { idParam } from '../../http/validation.js';
 import { presentCampaign, presentCardDetails, presentCategory, presentGateway, presentService, presentTopUpListItem, type Urls } from '../catalog/presenters.js';
 import { Campaign, CardDetails, Category, Gateway, TopUpListItem, TopUpService } from '../catalog/schemas.js';
 import { createCampaign, endCampaign, updateCampaign } from './campaigns.js';
@@ -38,7 +38,7 @@ const urlsFor = (c: Ctx): Urls => ({ asset: assetUrls(c), base: baseUrl(c) });
 export function storeRoutes() {
   const router = contractRouter();
   const common = { tag: 'Admin: store', guard: adminOnly };
-  const changed = { ...common, method: 'patch' as const, params: IdParam, errors: [404 as const] };
+  const changed = (what: string) => ({ ...common, method: 'patch' as const, params: idParam(what), errors: [404 as const] });
 
   router.openapi(
     endpoint({ ...common, method: 'post', path: '/categories', summary: 'Create a category', jsonBody: CategoryBody, ok: Category }),
@@ -46,7 +46,7 @@ export function storeRoutes() {
   );
   router.openapi(
     endpoint({
-      ...changed,
+      ...changed('category'),
       path: '/categories/:id',
       summary: 'Change a category; status 0 takes it and its products out of the catalog',
       jsonBody: CategoryPatch,
@@ -62,7 +62,7 @@ export function storeRoutes() {
       c.json({ status: 'success' as const, message: presentTopUpListItem(await createProduct(c.var.services, 'top_up', c.req.valid('json')), urlsFor(c)) }, 200),
   );
   router.openapi(
-    endpoint({ ...changed, path: '/top-ups/:id', summary: 'Change a top-up; status 0 takes it out of the catalog', jsonBody: TopUpPatch, ok: TopUpListItem }),
+    endpoint({ ...changed('top-up'), path: '/top-ups/:id', summary: 'Change a top-up; status 0 takes it out of the catalog', jsonBody: TopUpPatch, ok: TopUpListItem }),
     async (c) =>
       c.json(
         { status: 'success' as const, message: presentTopUpListItem(await updateProduct(c.var.services, 'top_up', c.req.valid('param').id, c.req.valid('json')), urlsFor(c)) },
@@ -75,7 +75,7 @@ export function storeRoutes() {
       method: 'post',
       path: '/top-ups/:id/services',
       summary: 'Add a service to a top-up',
-      params: IdParam,
+      params: idParam('top-up'),
       jsonBody: TopUpServiceBody,
       ok: TopUpService,
       errors: [404],
@@ -85,7 +85,7 @@ export function storeRoutes() {
   );
   router.openapi(
     endpoint({
-      ...changed,
+      ...changed('top-up service'),
       path: '/top-up-services/:id',
       summary: 'Change a top-up service (in a campaign: its own pricing, kept for when the campaign ends)',
       jsonBody: TopUpServicePatch,
@@ -101,7 +101,7 @@ export function storeRoutes() {
       c.json({ status: 'success' as const, message: presentCardDetails(await createProduct(c.var.services, 'card', c.req.valid('json')), urlsFor(c)) }, 200),
   );
   router.openapi(
-    endpoint({ ...changed, path: '/cards/:id', summary: 'Change a card; status 0 takes it out of the catalog', jsonBody: CardPatch, ok: CardDetails }),
+    endpoint({ ...changed('card'), path: '/cards/:id', summary: 'Change a card; status 0 takes it out of the catalog', jsonBody: CardPatch, ok: CardDetails }),
     async (c) =>
       c.json({ status: 'success' as const, message: presentCardDetails(await updateProduct(c.var.services, 'card', c.req.valid('param').id, c.req.valid('json')), urlsFor(c)) }, 200),
   );
@@ -111,7 +111,7 @@ export function storeRoutes() {
       method: 'post',
       path: '/cards/:id/services',
       summary: 'Add a service to a card',
-      params: IdParam,
+      params: idParam('card'),
       jsonBody: CardServiceBody,
       ok: StoreCardService,
       errors: [404],
@@ -121,7 +121,7 @@ export function storeRoutes() {
   );
   router.openapi(
     endpoint({
-      ...changed,
+      ...changed('card service'),
       path: '/card-services/:id',
       summary: 'Change a card service (in a campaign: its own pricing, kept for when the campaign ends)',
       jsonBody: CardServicePatch,
@@ -136,7 +136,7 @@ export function storeRoutes() {
     async (c) => c.json({ status: 'success' as const, message: presentGateway(await createGateway(c.var.services, c.req.valid('json')), urlsFor(c)) }, 200),
   );
   router.openapi(
-    endpoint({ ...changed, path: '/gateways/:id', summary: 'Change a payment gateway', jsonBody: GatewayPatch, ok: Gateway }),
+    endpoint({ ...changed('gateway'), path: '/gateways/:id', summary: 'Change a payment gateway', jsonBody: GatewayPatch, ok: Gateway }),
     async (c) => c.json({ status: 'success' as const, message: presentGateway(await updateGateway(c.var.services, c.req.valid('param').id, c.req.valid('json')), urlsFor(c)) }, 200),
   );
 
@@ -153,7 +153,7 @@ export function storeRoutes() {
   );
   router.openapi(
     endpoint({
-      ...changed,
+      ...changed('campaign'),
       path: '/campaigns/:id',
       summary: 'Change a campaign: dates, status, and services added or repriced (units sold so far are kept)',
       jsonBody: CampaignPatch,
@@ -167,7 +167,7 @@ export function storeRoutes() {
       method: 'post',
       path: '/campaigns/:id/end',
       summary: 'End a campaign now: its services go back to the pricing kept in old_data',
-      params: IdParam,
+      params: idParam('campaign'),
       ok: Campaign,
       errors: [404],
     }),

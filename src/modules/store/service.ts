@@ -15,7 +15,7 @@ import {
   type ProductImage,
   type ProductKind,
 } from '../../db/schema.js';
-import { AppError, validationError } from '../../errors.js';
+import { AppError, notFound, validationError } from '../../errors.js';
 import { fromCents, toCents } from '../../lib/money.js';
 import type { Services } from '../../services.js';
 import { noteStockLevels } from '../inventory/low-stock.js';
@@ -39,10 +39,10 @@ export async function change<T>({ db, catalogCache }: StoreDeps, work: (tx: Tx) 
   return result;
 }
 
-/** The one row `rows` should hold, or 404: an id in the URL that names nothing. */
-export async function found<T>(rows: Promise<T[]>): Promise<T> {
+/** The one row `rows` should hold, or 404: the id in the URL names no `what`. */
+export async function found<T>(rows: Promise<T[]>, what: string, id: number): Promise<T> {
   const [row] = await rows;
-  if (row === undefined) throw new AppError('not_found');
+  if (row === undefined) throw notFound(what, 'id', id);
   return row;
 }
 
@@ -72,7 +72,7 @@ export const createCategory = (deps: StoreDeps, input: CategoryInput & { name: s
  */
 export const updateCategory = (deps: StoreDeps, id: number, input: CategoryInput) =>
   change(deps, async (tx) => {
-    const current = await found(tx.select().from(categories).where(eq(categories.id, id)).for('update'));
+    const current = await found(tx.select().from(categories).where(eq(categories.id, id)).for('update'), 'category', id);
     if (input.type !== undefined && input.type !== current.type) {
       const { product } = PRODUCT_KINDS[current.type];
       const [held] = await tx.select({ id: product.id }).from(product).where(eq(product.categoryId, id)).limit(1);
@@ -101,8 +101,6 @@ export type NewProduct = ProductInput & { category_id: number; name: string };
 /** What a product renders from: a top-up with all its services (inactive ones too), a card on its own. */
 export type ProductView = { top_up: TopUpRow & { services: TopUpServiceRow[] }; card: CardRow };
 
-const KIND_WORDS: Record<ProductKind, string> = { top_up: 'top-up', card: 'card' };
-
 /** Products made here have no image until one is uploaded: the URLs render empty. */
 const NO_IMAGE: ProductImage = { image: '', image_driver: 'local', preview: '', preview_driver: 'local' };
 
@@ -124,7 +122,7 @@ async function checkCategory(tx: Tx, kind: ProductKind, categoryId: number | und
   if (categoryId === undefined) return;
   const [row] = await tx.select({ type: categories.type }).from(categories).where(eq(categories.id, categoryId)).for('key share');
   if (!row) throw validationError(['The selected category id is invalid.']);
-  if (row.type !== kind) throw validationError([`The category id field must name a ${KIND_WORDS[kind]} category.`]);
+  if (row.type !== kind) throw validationError([`The category id field must name a ${PRODUCT_KINDS[kind].words} category.`]);
 }
 
 /** Slugs are unique per product kind: a taken one is a validation failure of the field (422), raced or not. */
@@ -144,8 +142,8 @@ const productColumns = (input: ProductInput) => ({
 });
 
 async function productView<K extends ProductKind>(tx: Tx, kind: K, id: number): Promise<ProductView[K]> {
-  if (kind === 'card') return (await found(tx.select().from(cards).where(eq(cards.id, id)))) as ProductView[K];
-  const topUp = await found(tx.select().from(topUps).where(eq(topUps.id, id)));
+  if (kind === 'card') return (await found(tx.select().from(cards).where(eq(cards.id, id)), 'card', id)) as ProductView[K];
+  const topUp = await found(tx.select().from(topUps).where(eq(topUps.id, id)), 'top-up', id);
   const services = await tx.select().from(topUpServices).where(eq(topUpServices.topUpId, id)).orderBy(asc(topUpServices.sortBy), asc(topUpServices.id));
   return { ...topUp, services } as ProductView[K];
 }
@@ -164,8 +162,8 @@ export const createProduct = <K extends ProductKind>(deps: StoreDeps, kind: K, i
 
 export const updateProduct = <K extends ProductKind>(deps: StoreDeps, kind: K, id: number, input: ProductInput) =>
   change(deps, async (tx) => {
-    const { product } = PRODUCT_KINDS[kind];
-    await found(tx.select({ id: product.id }).from(product).where(eq(product.id, id)).for('no key update'));
+    const { product, words } = PRODUCT_KINDS[kind];
+    await found(tx.select({ id: product.id }).from(product).where(eq(product.id, id)).for('no key update'), words, id);
     await checkCategory(tx, kind, input.category_id);
     const values = { ...productColumns(input), updatedAt: sql`now()` };
     await slugChecked(
@@ -214,8 +212,8 @@ const serviceTable = (kind: ProductKind) => PRODUCT_KINDS[kind].service;
 
 export const createService = <K extends ProductKind>(deps: StoreDeps, kind: K, productId: number, input: ServiceInput & { name: string; price: string }) =>
   change(deps, async (tx) => {
-    const { product } = PRODUCT_KINDS[kind];
-    await found(tx.select({ id: product.id }).from(product).where(eq(product.id, productId)));
+    const { product, words } = PRODUCT_KINDS[kind];
+    await found(tx.select({ id: product.id }).from(product).where(eq(product.id, productId)), words, productId);
     const pricing = ownPricing({ price: input.price, discount: '0', discountType: 'flat' }, input);
     const values = { name: input.name, status: input.status, ...pricing };
     const [row] =
@@ -233,7 +231,7 @@ export const createService = <K extends ProductKind>(deps: StoreDeps, kind: K, p
 export const updateService = <K extends ProductKind>(deps: StoreDeps, kind: K, id: number, input: ServiceInput) =>
   change(deps, async (tx) => {
     const table = serviceTable(kind);
-    const current = await found(tx.select().from(table).where(eq(table.id, id)).for('no key update'));
+    const current = await found(tx.select().from(table).where(eq(table.id, id)).for('no key update'), `${PRODUCT_KINDS[kind].words} service`, id);
     const inCampaign = current.isOffered === ACTIVE && current.oldData !== null;
     const own = inCampaign
       ? { price: current.oldData!.price, discount: current.oldData!.discount, discountType: current.oldData!.discount_type }
@@ -318,5 +316,7 @@ export const updateGateway = (deps: StoreDeps, id: number, input: GatewayInput):
         .set({ ...gatewayColumns(input), updatedAt: sql`now()` })
         .where(eq(gateways.id, id))
         .returning(),
+      'gateway',
+      id,
     ),
   );

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.js';
 import type { DeliveryStatus, WebhookEventType } from '../../db/schema.js';
-import { AppError } from '../../errors.js';
+import { AppError, notFound } from '../../errors.js';
 import { pageOffset, type PageRequest } from '../../lib/paging.js';
 import { isoMicros } from '../../lib/time.js';
 
@@ -59,7 +59,7 @@ export async function retryDelivery(db: DbOrTx, deliveryId: number): Promise<Del
     returning id`);
   if (moved.length === 0) {
     const exists = await db.execute(sql`select 1 from webhook_deliveries where id = ${deliveryId}`);
-    throw exists.length === 0 ? new AppError('not_found') : new AppError('already_delivered');
+    throw exists.length === 0 ? notFound('webhook delivery', 'id', deliveryId) : new AppError('already_delivered');
   }
   const [row] = await db.execute<DeliveryView>(sql`${view} where d.id = ${deliveryId}`);
   return dated(row!);

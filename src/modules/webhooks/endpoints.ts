@@ -1,7 +1,7 @@
 import { and, count, eq, isNull, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../../db/client.js';
 import { accounts, webhookEndpoints, type WebhookEventType } from '../../db/schema.js';
-import { AppError, validationError } from '../../errors.js';
+import { AppError, notFound, validationError } from '../../errors.js';
 import { encrypt } from '../../lib/crypto.js';
 import { newWebhookSecret } from '../../lib/webhook-signature.js';
 import { endpointUrlProblem } from './destinations.js';
@@ -82,7 +82,7 @@ export async function listEndpoints(db: DbOrTx, accountId: number): Promise<Endp
 /** Deletes an endpoint: it gets nothing more, its past deliveries stay for the record. */
 export async function deleteEndpoint(db: DbOrTx, accountId: number, endpointId: number): Promise<void> {
   const rows = await db.update(webhookEndpoints).set({ deletedAt: sql`now()` }).where(own(accountId, endpointId)).returning({ id: webhookEndpoints.id });
-  if (rows.length === 0) throw new AppError('not_found');
+  if (rows.length === 0) throw notFound('webhook endpoint', 'id', endpointId);
 }
 
 /** Turns a disabled endpoint back on; its failing run starts afresh. */
@@ -92,14 +92,14 @@ export async function enableEndpoint(db: DbOrTx, accountId: number, endpointId: 
     .set({ enabled: true, failingSince: null, disabledAt: null })
     .where(own(accountId, endpointId))
     .returning(columns);
-  if (!row) throw new AppError('not_found');
+  if (!row) throw notFound('webhook endpoint', 'id', endpointId);
   return shown(row);
 }
 
 /** Queues a `webhook.test` event to one endpoint, whatever its filter, so a client can check its receiver. */
 export async function sendTestEvent(db: DbOrTx, accountId: number, endpointId: number): Promise<{ delivery_id: number }> {
   const [row] = await db.select({ id: webhookEndpoints.id }).from(webhookEndpoints).where(own(accountId, endpointId));
-  if (!row) throw new AppError('not_found');
+  if (!row) throw notFound('webhook endpoint', 'id', endpointId);
   const deliveryId = await recordEndpointEvent(db, { id: row.id, accountId }, 'webhook.test', { endpoint_id: row.id });
   return { delivery_id: deliveryId };
 }

@@ -4,9 +4,9 @@ import type { AppEnv } from '../../http/context.js';
 import { adminOnly } from '../admin/guard.js';
 import { contractRouter, endpoint } from '../../http/contract.js';
 import { pageObject, pageSchema } from '../../http/pagination.js';
+import { idParam } from '../../http/validation.js';
 import { pageRequest } from '../../lib/paging.js';
 import { existingAccount } from '../accounts/service.js';
-import { IdParam } from '../admin/schemas.js';
 import { signedIn } from '../auth/middleware.js';
 import { listDeliveries, retryDelivery } from './deliveries.js';
 import { deleteEndpoint, enableEndpoint, listEndpoints, registerEndpoint, sendTestEvent, type EndpointDeps } from './endpoints.js';
@@ -47,7 +47,7 @@ export function webhookRoutes() {
   );
 
   router.openapi(
-    endpoint({ ...common, method: 'delete', path: '/webhooks/:id', summary: 'Delete an endpoint', params: IdParam, ok: z.string(), errors: [404] }),
+    endpoint({ ...common, method: 'delete', path: '/webhooks/:id', summary: 'Delete an endpoint', params: idParam('webhook endpoint'), ok: z.string(), errors: [404] }),
     async (c) => {
       await deleteEndpoint(c.var.services.db, c.var.account.id, c.req.valid('param').id);
       return c.json({ status: 'success' as const, message: 'Webhook endpoint deleted.' }, 200);
@@ -55,12 +55,12 @@ export function webhookRoutes() {
   );
 
   router.openapi(
-    endpoint({ ...common, method: 'post', path: '/webhooks/:id/test', summary: 'Send a webhook.test event to an endpoint', params: IdParam, ok: TestEventQueued, errors: [404] }),
+    endpoint({ ...common, method: 'post', path: '/webhooks/:id/test', summary: 'Send a webhook.test event to an endpoint', params: idParam('webhook endpoint'), ok: TestEventQueued, errors: [404] }),
     async (c) => c.json({ status: 'success' as const, message: await sendTestEvent(c.var.services.db, c.var.account.id, c.req.valid('param').id) }, 200),
   );
 
   router.openapi(
-    endpoint({ ...common, method: 'post', path: '/webhooks/:id/enable', summary: 'Re-enable an endpoint disabled after 5 days of failures', params: IdParam, ok: WebhookEndpoint, errors: [404] }),
+    endpoint({ ...common, method: 'post', path: '/webhooks/:id/enable', summary: 'Re-enable an endpoint disabled after 5 days of failures', params: idParam('webhook endpoint'), ok: WebhookEndpoint, errors: [404] }),
     async (c) => {
       const enabled = await enableEndpoint(c.var.services.db, c.var.account.id, c.req.valid('param').id);
       return c.json({ status: 'success' as const, message: presentEndpoint(enabled) }, 200);
@@ -76,7 +76,7 @@ export function webhookAdminRoutes() {
   const common = { tag: 'Admin', guard: adminOnly };
 
   router.openapi(
-    endpoint({ ...common, method: 'post', path: '/accounts/:id/webhooks', summary: "Register an endpoint for an account (its secret is shown this once)", params: IdParam, jsonBody: RegisterEndpointBody, ok: NewWebhookEndpoint, errors: [404, 409] }),
+    endpoint({ ...common, method: 'post', path: '/accounts/:id/webhooks', summary: "Register an endpoint for an account (its secret is shown this once)", params: idParam('account'), jsonBody: RegisterEndpointBody, ok: NewWebhookEndpoint, errors: [404, 409] }),
     async (c) => {
       const accountId = await existingAccount(c.var.services.db, c.req.valid('param').id);
       const { secret, ...created } = await registerEndpoint(endpointDeps(c), accountId, c.req.valid('json'));
@@ -85,7 +85,7 @@ export function webhookAdminRoutes() {
   );
 
   router.openapi(
-    endpoint({ ...common, method: 'get', path: '/accounts/:id/webhooks', summary: "An account's endpoints", params: IdParam, ok: z.array(WebhookEndpoint), errors: [404] }),
+    endpoint({ ...common, method: 'get', path: '/accounts/:id/webhooks', summary: "An account's endpoints", params: idParam('account'), ok: z.array(WebhookEndpoint), errors: [404] }),
     async (c) => {
       const { db } = c.var.services;
       const endpoints = await listEndpoints(db, await existingAccount(db, c.req.valid('param').id));
@@ -104,7 +104,7 @@ export function webhookAdminRoutes() {
   );
 
   router.openapi(
-    endpoint({ ...common, method: 'post', path: '/webhook-deliveries/:id/retry', summary: 'Send a delivery once more, now', params: IdParam, ok: WebhookDelivery, errors: [404, 409] }),
+    endpoint({ ...common, method: 'post', path: '/webhook-deliveries/:id/retry', summary: 'Send a delivery once more, now', params: idParam('webhook delivery'), ok: WebhookDelivery, errors: [404, 409] }),
     async (c) => c.json({ status: 'success' as const, message: await retryDelivery(c.var.services.db, c.req.valid('param').id) }, 200),
   );
 

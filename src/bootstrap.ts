@@ -1,9 +1,10 @@
+import { resolve } from 'node:path';
 import type { Redis } from 'ioredis';
 import postgres from 'postgres';
 import { connectDatabase, statementOptions } from './db/client.js';
 import { ensureDatabase, migrateDatabase } from './db/migrate.js';
 import { ConfigError, generateCodeEncryptionKey, parseEnv, readCodeEncryptionKey, withKey, type Config, type Env } from './env.js';
-import type { Services } from './services.js';
+import type { ServiceOptions, Services } from './services.js';
 import { adoptCodeKey, storedKeyFingerprint } from './modules/inventory/code-key.js';
 import type { Logger } from './lib/logger.js';
 import { connectRedis, describeTarget, misplacedServer, targetVariable, writeProbe, type RedisTarget } from './lib/redis.js';
@@ -87,9 +88,9 @@ async function requireMigratedDatabase(url: string, variable: string): Promise<v
 
 /**
  * The key that seals card codes (C20): from the environment or its file; generated only for a database
- * that holds no fingerprint yet; refused when it is not the key that sealed the stored codes.
+ * that holds no fingerprint yet (`created` then); refused when it is not the key that sealed the stored codes.
  */
-async function resolveCodeKey(env: Env): Promise<Buffer> {
+async function resolveCodeKey(env: Env): Promise<{ key: Buffer; created: boolean }> {
   const database = connectDatabase(env.DATABASE_URL, { max: 1, prepare: env.DATABASE_PREPARED_STATEMENTS });
   try {
     const [server] = await database.sql<{ standby: boolean }[]>`select pg_is_in_recovery() as standby`;
@@ -105,7 +106,8 @@ async function resolveCodeKey(env: Env): Promise<Buffer> {
         );
       }
     }
-    const key = found?.key ?? generateCodeEncryptionKey(env);
+    const generated = found ? null : generateCodeEncryptionKey(env);
+    const key = found?.key ?? generated!.key;
     const check = await adoptCodeKey(database.db, key);
     if (!check.ok) {
       const variable = found?.source ?? 'CODE_ENCRYPTION_KEY_FILE';
@@ -113,7 +115,7 @@ async function resolveCodeKey(env: Env): Promise<Buffer> {
         `${variable}: the key ${check.presented} is not the key that sealed the stored card codes (${check.stored}); start with the original key`,
       );
     }
-    return key;
+    return { key, created: generated?.created ?? false };
   } finally {
     await database.close();
   }
@@ -122,10 +124,12 @@ async function resolveCodeKey(env: Env): Promise<Buffer> {
 export type BootstrapOptions = {
   /** The service and `db:migrate` create and migrate the database; operator tools never do. */
   prepareDatabase: boolean;
-};
+  /** Told the path of CODE_ENCRYPTION_KEY_FILE when this start generated it, so the operator can be asked to back it up. */
+  onKeyFileCreated?: (file: string) => void;
+} & Pick<ServiceOptions, 'logDestination'>;
 
 /** Every entry point starts the same way: configuration, database, Redis, the code key, then connections. */
-export async function bootstrap({ prepareDatabase }: BootstrapOptions): Promise<Services> {
+export async function bootstrap({ prepareDatabase, onKeyFileCreated, logDestination }: BootstrapOptions): Promise<Services> {
   let env: Env;
   try {
     env = parseEnv();
@@ -147,11 +151,13 @@ export async function bootstrap({ prepareDatabase }: BootstrapOptions): Promise<
   await requireRedis(env.redis, env.BULLMQ_PREFIX);
   let config: Config;
   try {
-    config = withKey(env, await atStart('DATABASE_URL', databaseAddress(env.DATABASE_URL), () => resolveCodeKey(env)));
+    const { key, created } = await atStart('DATABASE_URL', databaseAddress(env.DATABASE_URL), () => resolveCodeKey(env));
+    config = withKey(env, key);
+    if (created) onKeyFileCreated?.(resolve(env.CODE_ENCRYPTION_KEY_FILE));
   } catch (err) {
     throw err instanceof ConfigError ? new StartupError(err.message) : err;
   }
-  return createServices(config);
+  return createServices(config, { logDestination });
 }
 
 /**

@@ -172,20 +172,20 @@ export function readCodeEncryptionKey(env: Env): { key: Buffer; source: string }
 
 /**
  * Generates a fresh key into CODE_ENCRYPTION_KEY_FILE (mode 0600), so a plain `npm start` works on a new
- * installation. Another process creating the file first wins: its key is used.
+ * installation. Another process creating the file first wins: its key is used, and `created` is false.
  */
-export function generateCodeEncryptionKey(env: Env): Buffer {
+export function generateCodeEncryptionKey(env: Env): { key: Buffer; created: boolean } {
   const file = resolve(env.CODE_ENCRYPTION_KEY_FILE);
   mkdirSync(dirname(file), { recursive: true });
   const hex = randomBytes(32).toString('hex');
   try {
     writeFileSync(file, `${hex}\n`, { mode: 0o600, flag: 'wx' });
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return readCodeEncryptionKey(env)!.key;
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return { key: readCodeEncryptionKey(env)!.key, created: false };
     throw err;
   }
   chmodSync(file, 0o600);
-  return Buffer.from(hex, 'hex');
+  return { key: Buffer.from(hex, 'hex'), created: true };
 }
 
 export function withKey(env: Env, codeEncryptionKey: Buffer): Config {
@@ -196,5 +196,5 @@ export function withKey(env: Env, codeEncryptionKey: Buffer): Config {
 /** Configuration for tools and tests that do not start the service (no fingerprint check). */
 export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
   const env = parseEnv(source);
-  return withKey(env, readCodeEncryptionKey(env)?.key ?? generateCodeEncryptionKey(env));
+  return withKey(env, readCodeEncryptionKey(env)?.key ?? generateCodeEncryptionKey(env).key);
 }

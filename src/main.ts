@@ -19,9 +19,35 @@ function listen(fetch: ReturnType<typeof createApp>['fetch'], config: Config): P
   });
 }
 
+/**
+ * What `npm start` says on stdout once it serves (the logs are JSON on stderr): where to go, and what needs the
+ * operator: a key file that must now be backed up, a setting meant for local testing only.
+ */
+function banner(config: Config, createdKeyFile: string | null): string {
+  const base = config.PUBLIC_BASE_URL?.replace(/\/+$/, '') ?? `http://localhost:${config.PORT}`;
+  const lines = [
+    `Store API:       ${base}/api/`,
+    `License API:     ${base}/license-api/`,
+    `API docs:        ${base}/docs`,
+    config.ADMIN_TOKEN
+      ? `Queue dashboard: ${base}/admin/queues (any user name, ADMIN_TOKEN as the password)`
+      : 'Queue dashboard: off, as is the admin API (/admin/): ADMIN_TOKEN is not set',
+  ];
+  if (createdKeyFile) {
+    lines.push(`Created the card-code encryption key ${createdKeyFile}: back it up with the database backups, which are unreadable without it`);
+  }
+  if (config.WEBHOOK_ALLOW_PRIVATE) {
+    lines.push('Warning: WEBHOOK_ALLOW_PRIVATE=true lets webhooks go to http and to private or loopback addresses: for local testing only');
+  }
+  return lines.map((line) => `${line}\n`).join('');
+}
+
+/** Set when this start generated CODE_ENCRYPTION_KEY_FILE: the banner asks for a backup of it. */
+let createdKeyFile: string | null = null;
+
 /** `npm start`: database ready, demo data on an empty database, the API here and the workers in a child process. */
 const { services, http } = await startOrExit(async () => {
-  const services = await bootstrap({ prepareDatabase: true });
+  const services = await bootstrap({ prepareDatabase: true, onKeyFileCreated: (file) => (createdKeyFile = file) });
   const { config, logger } = services;
   exitOnUncaught(services.logger);
   if (await isDatabaseEmpty(services.db)) {
@@ -50,7 +76,6 @@ onShutdown(services.logger, services.config.SHUTDOWN_TIMEOUT_MS, async (deadline
 await startOrExit(async () => {
   await workers?.ready;
   const { config, logger } = services;
-  const base = config.PUBLIC_BASE_URL?.replace(/\/+$/, '') ?? `http://localhost:${config.PORT}`;
-  process.stdout.write(`Store API:   ${base}/api/\nLicense API: ${base}/license-api/\n`);
+  process.stdout.write(banner(config, createdKeyFile));
   logger.info({ port: config.PORT, workers: Boolean(workers) }, 'listening');
 });

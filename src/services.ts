@@ -1,7 +1,7 @@
 import { connectDatabase, type ConnectOptions, type Database } from './db/client.js';
 import type { Config } from './env.js';
 import { until } from './lib/deadline.js';
-import { connectionErrors, createLogger, type Logger } from './lib/logger.js';
+import { connectionErrors, createLogger, type LogDestination, type Logger } from './lib/logger.js';
 import { createMetrics, type Metrics } from './lib/metrics.js';
 import { createLimiter, type LimiterFactory } from './lib/rate-limit.js';
 import { connectRedis, type RedisClient } from './lib/redis.js';
@@ -33,11 +33,16 @@ export type Services = Database & {
 /** The queue states /metrics reports. */
 const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
 
+export type ServiceOptions = Pick<ConnectOptions, 'onQuery'> & {
+  /** Where the log lines go: stderr unless the process shows them otherwise (the CLI, above its progress bar). */
+  logDestination?: LogDestination;
+};
+
 /** Opens the connections one process needs. The caller closes them with closeServices. */
-export function createServices(config: Config, { onQuery }: Pick<ConnectOptions, 'onQuery'> = {}): Services {
+export function createServices(config: Config, { onQuery, logDestination }: ServiceOptions = {}): Services {
   const database = connectDatabase(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE, prepare: config.DATABASE_PREPARED_STATEMENTS, onQuery });
   const redis = connectRedis(config.redis, 'commands');
-  const logger = createLogger(config.LOG_LEVEL);
+  const logger = createLogger(config.LOG_LEVEL, logDestination);
   redis.on('error', connectionErrors(logger, {}, 'redis connection error'));
   // Producers fail fast when Redis is down (the order is committed already and the reconciler
   // enqueues it later), so they get their own connection with a bounded retry per command.

@@ -1,8 +1,9 @@
 import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { Presets, SingleBar } from 'cli-progress';
+import { MultiBar, Presets } from 'cli-progress';
 import { bootstrap, startOrExit } from '../bootstrap.js';
 import { AppError } from '../errors.js';
 import { MAX_ID } from '../http/validation.js';
+import type { LogDestination } from '../lib/logger.js';
 import { adminCommands } from '../modules/admin/cli.js';
 import { licenseCommands } from '../modules/license/cli.js';
 import { providerCommands } from '../modules/providers/cli.js';
@@ -31,17 +32,33 @@ function id(value: string): string {
   return value;
 }
 
+/** The progress bar on the terminal, while one is drawn. */
+let shownBar: MultiBar | null = null;
+
+/** Log lines written while a bar is drawn go above it (a line written into the bar would break it), then on stderr. */
+const logLines: LogDestination = { write: (line) => (shownBar ? shownBar.log(line) : process.stderr.write(line)) };
+
 /** A bar on a terminal's stderr; nothing when stderr is a pipe or a file, so logs and scripts stay clean. */
 const io: CliIo = {
   progress: (total, counts) => {
     if (!process.stderr.isTTY) return { update: () => {}, stop: () => {} };
     const tally = counts.map((name) => `${name} {${name}}`).join(' | ');
-    const bar = new SingleBar(
-      { stream: process.stderr, format: total > 0 ? `{bar} {percentage}% | ${tally}` : tally, hideCursor: true },
+    // Redrawn on every frame, changed or not: a log line shown above it takes the line the bar was on.
+    const bars = new MultiBar(
+      { stream: process.stderr, format: total > 0 ? `{bar} {percentage}% | ${tally}` : tally, hideCursor: true, forceRedraw: true },
       Presets.shades_classic,
     );
-    bar.start(total, 0, Object.fromEntries(counts.map((name) => [name, 0])));
-    return { update: (done, values) => bar.update(Math.min(done, total), values), stop: () => bar.stop() };
+    const bar = bars.create(total, 0, Object.fromEntries(counts.map((name) => [name, 0])));
+    shownBar = bars;
+    return {
+      update: (done, values) => bar.update(Math.min(done, total), values),
+      stop: () => {
+        // Drawn once more first, which shows the log lines still waiting.
+        bars.update();
+        bars.stop();
+        shownBar = null;
+      },
+    };
   },
 };
 
@@ -50,8 +67,11 @@ const failureMessage = (err: unknown) =>
   err instanceof AppError ? [err.errors].flat().join('\n') : err instanceof Error ? err.message : String(err);
 
 async function execute(command: CliCommand, args: string[], options: Record<string, string | true>): Promise<void> {
+  // An operator wants the command's answer and what went wrong, not the info lines of the services it calls;
+  // LOG_LEVEL, when set, still decides.
+  process.env.LOG_LEVEL ||= 'warn';
   // Operator commands use the database as it is: never created or migrated from here.
-  const services = await startOrExit(() => bootstrap({ prepareDatabase: false }));
+  const services = await startOrExit(() => bootstrap({ prepareDatabase: false, logDestination: logLines }));
   try {
     const result = await command.run(services, args, options, io);
     if (result !== undefined) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

@@ -5,6 +5,8 @@ import { pino, type DestinationStream, type Logger as PinoLogger } from 'pino';
  * Call as pino does: `logger.info({ utr }, 'order completed')`; an error goes under `err`.
  */
 export type Logger = PinoLogger;
+/** Where log lines are written: anything with `write(line)`. */
+export type LogDestination = DestinationStream;
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 
 type LoggedError = { type: string; message: string; code?: string; constraint?: string; stack?: string; cause?: LoggedError };
@@ -34,7 +36,7 @@ export function serializeError(err: unknown, redact: string[] = [], depth = 0): 
 const scrub = (text: string, secrets: string[]) => secrets.reduce((out, secret) => out.split(secret).join('[redacted]'), text);
 
 /** `destination`: where the lines go (stderr unless a caller, such as a test, collects them). */
-export function createLogger(level: LogLevel, destination: DestinationStream = pino.destination({ dest: 2, sync: true })): Logger {
+export function createLogger(level: LogLevel, destination: LogDestination = pino.destination({ dest: 2, sync: true })): Logger {
   return pino(
     {
       level,

@@ -33,6 +33,15 @@ const stored = async (serviceId: number) =>
 /** The CLI as an operator runs it, against the test app's database and Redis. */
 const cli = (args: string[]) => runCli(args, cliEnvOf(app));
 
+/** The CLI run on a terminal (`script` gives it one): its exit code and everything it printed there. */
+async function onTerminal(args: string[], env: Record<string, string> = {}) {
+  const typescript = join(dir, 'typescript');
+  const command = [process.execPath, '--import', 'tsx', 'src/bin/cli.ts', ...args].join(' ');
+  const child = spawn('script', ['-qec', command, typescript], { cwd: ROOT, env: { ...process.env, ...cliEnvOf(app), ...env }, stdio: 'ignore' });
+  const code = await new Promise((resolve) => child.on('close', resolve));
+  return { code, screen: await readFile(typescript, 'utf8') };
+}
+
 const upload = (serviceId: number, body: BodyInit, contentType = 'text/plain') =>
   app.request(`/admin/card-services/${serviceId}/codes`, {
     method: 'POST',
@@ -71,15 +80,24 @@ describe('codes:import from the command line', () => {
     const { serviceId } = await createCardService(app.services.db);
     const file = join(dir, 'progress.txt');
     await writeFile(file, [...codes('BAR', 12_000), 'BAR-0-'.padEnd(24, 'X')].join('\n'));
-    // `script` gives the command a terminal; what it printed there is in the typescript file.
-    const typescript = join(dir, 'typescript');
-    const command = `${process.execPath} --import tsx src/bin/cli.ts codes:import ${serviceId} --file ${file}`;
-    const child = spawn('script', ['-qec', command, typescript], { cwd: ROOT, env: { ...process.env, ...cliEnvOf(app) }, stdio: 'ignore' });
-    const code = await new Promise((resolve) => child.on('close', resolve));
-    const screen = await readFile(typescript, 'utf8');
+    const { code, screen } = await onTerminal(['codes:import', String(serviceId), '--file', file]);
     expect(code, screen).toBe(0);
     expect(screen).toContain('100% | read 12001 | added 12000 | skipped 1');
     expect(screen).toContain('"added": 12000');
+  });
+
+  it.runIf(process.platform === 'linux')('keeps the log lines of the orders it fulfils out of the bar, at the default LOG_LEVEL', { timeout: 60_000 }, async () => {
+    const { cardId, serviceId } = await createCardService(app.services.db);
+    const account = await createTestAccount(app);
+    for (let i = 0; i < 5; i++) await createOrder(app.services.db, { accountId: account.id, cardId, serviceId, status: 3, codesOwed: 1 });
+    const file = join(dir, 'orders-waiting.txt');
+    await writeFile(file, codes('LOG', 3_000).join('\n'));
+    // LOG_LEVEL unset, as an operator has it: the service would log each order it moves (at info).
+    const { code, screen } = await onTerminal(['codes:import', String(serviceId), '--file', file], { LOG_LEVEL: '' });
+    expect(code, screen).toBe(0);
+    expect(screen).toContain('100% | read 3000 | added 3000 | skipped 0');
+    expect(screen).toContain('"fulfilled_orders": 5');
+    expect(screen).not.toContain('{"level"');
   });
 
   it('is all or nothing: a bad code after the first batches stores none', { timeout: 60_000 }, async () => {
@@ -95,7 +113,7 @@ describe('codes:import from the command line', () => {
     const { serviceId } = await createCardService(app.services.db);
     const run = await cli(['codes:import', String(serviceId), '--file', join(dir, 'missing.txt')]);
     expect(run.code).toBe(1);
-    expect(run.stderr).toContain('no such file or directory');
+    expect(run.stderr).toBe(`Cannot read --file ${join(dir, 'missing.txt')}: no such file.\n`);
   });
 });
 

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContextOptions, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
@@ -10,6 +10,9 @@ const CHROMIUM = '/usr/bin/chromium';
 
 /** Screenshots of what a person would see, for a look after a run (not kept in git). */
 const SCREENSHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
+/** The screenshots the README shows: kept in git, and rewritten by every run so they stay current. */
+const README_SCREENSHOTS = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
+const README = fileURLToPath(new URL('../../README.md', import.meta.url));
 
 /** A browser test drives a whole page (on a machine that may be busy): more time than the suite's default. */
 export const BROWSER_TIMEOUT = { timeout: 90_000 };
@@ -49,7 +52,7 @@ export function demoStoreAndBrowser(options: { workers?: boolean } = {}) {
  * `blocked`, so a page that needs the internet shows it (and a test can say so).
  */
 export async function offlineContext(browser: Browser, origin: string, options: BrowserContextOptions = {}) {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...options });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, ...options });
   // Well within the test's own time limit, so a step that finds nothing says which step it was.
   context.setDefaultTimeout(10_000);
   const blocked: string[] = [];
@@ -72,9 +75,16 @@ export function pageProblems(page: Page): string[] {
   return problems;
 }
 
-/** Saves what `target` (a page, or one element of it) shows as screenshots/<name>.png. */
-export async function screenshot(target: Page | Locator, name: string): Promise<void> {
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  await target.screenshot({ path: `${SCREENSHOTS}${name}.png` });
+/**
+ * Saves what `target` (a page, or one element of it) shows as screenshots/<name>.png, or with `readme` as
+ * docs/screenshots/<name>.png; animations are stopped so that a run's picture differs from the last one only in its data.
+ */
+export async function screenshot(target: Page | Locator, name: string, { readme = false } = {}): Promise<void> {
+  const folder = readme ? README_SCREENSHOTS : SCREENSHOTS;
+  mkdirSync(folder, { recursive: true });
+  await target.screenshot({ path: `${folder}${name}.png`, animations: 'disabled' });
+  if (readme && !readFileSync(README, 'utf8').includes(`](docs/screenshots/${name}.png)`)) {
+    throw new Error(`README.md does not show docs/screenshots/${name}.png, kept for it`);
+  }
 }
 

@@ -131,12 +131,12 @@ describe('/docs served by the service itself', BROWSER_TIMEOUT, () => {
       await operation(page, method!, path!).waitFor({ timeout: 15_000 });
     }
     await expect(page.locator('.info .title').textContent()).resolves.toContain('Top-up and gift-card store API');
+    await screenshot(page, 'docs', { readme: true });
     // An operation opened shows its example answer, from the demo catalog.
     const list = operation(page, 'get', '/api/top-up/list');
     await list.locator('.opblock-summary').click();
     await expect(list.locator('.responses-table .example').first().innerText()).resolves.toContain(`"name": "${DEMO_TOP_UPS[0]!.name}"`);
     await screenshot(list.locator('.responses-table').first(), 'docs-example');
-    await screenshot(page, 'docs');
     expect(blocked).toEqual([]);
     expect(problems).toEqual([]);
     await context.close();

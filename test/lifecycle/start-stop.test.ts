@@ -89,6 +89,40 @@ describe('a problem at start is one line naming the variable (C20)', () => {
   });
 });
 
+describe('the start banner on stdout', () => {
+  /** The lines a start prints on stdout (all at once, when it serves), then stopped. */
+  const bannerOf = async (env: Record<string, string>): Promise<string[]> => {
+    const run = start(env);
+    await expect.poll(() => (run.ensureRunning(), run.stdout()), { timeout: 20_000 }).toContain('Queue dashboard:');
+    await run.stop();
+    return run.stdout().trim().split('\n');
+  };
+
+  it('names the APIs, the docs and the dashboard; the key file on the start that created it; WEBHOOK_ALLOW_PRIVATE', async () => {
+    const fresh = await createTestDatabase();
+    const dir = await mkdtemp(join(tmpdir(), 'topup-key-'));
+    try {
+      const env = await serviceEnv({ DATABASE_URL: fresh.url, CODE_ENCRYPTION_KEY_FILE: join(dir, 'code-encryption.key'), RUN_WORKERS: 'false' });
+      const base = `http://localhost:${env.PORT}`;
+      const urls = [`Store API:       ${base}/api/`, `License API:     ${base}/license-api/`, `API docs:        ${base}/docs`];
+      expect(await bannerOf(env)).toEqual([
+        ...urls,
+        `Queue dashboard: ${base}/admin/queues (any user name, ADMIN_TOKEN as the password)`,
+        `Created the card-code encryption key ${join(dir, 'code-encryption.key')}: back it up with the database backups, which are unreadable without it`,
+      ]);
+      // The next start reads that file: nothing new to back up.
+      expect(await bannerOf({ ...env, ADMIN_TOKEN: '', WEBHOOK_ALLOW_PRIVATE: 'true' })).toEqual([
+        ...urls,
+        'Queue dashboard: off, as is the admin API (/admin/): ADMIN_TOKEN is not set',
+        'Warning: WEBHOOK_ALLOW_PRIVATE=true lets webhooks go to http and to private or loopback addresses: for local testing only',
+      ]);
+    } finally {
+      await fresh.drop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 /** Opens a POST whose body is not finished (an endpoint that reads the body first): a request in flight. */
 function stalledUpload(port: number, path = '/license-api/purchases/validation') {
   const socket = createConnection({ port, host: '127.0.0.1' });

@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick]`: the service started as `npm start` starts it, on its own database
+ * `npm run bench [-- --quick] [--api] [--profile <dir>]`: the service started as `npm start` starts it, on its own database
  * (topup_bench, recreated each run) and BullMQ prefix (bench), measured against this machine's
  * own ceilings in the same run. Prints a table and writes results/latest.json.
  */
@@ -51,6 +51,9 @@ const serviceEnv = {
   WEBHOOK_ALLOW_PRIVATE: 'true',
 };
 const config = loadConfig(serviceEnv);
+/** `--profile <dir>`: every service process writes a V8 CPU profile there when it stops (open it in Chrome DevTools). */
+const profileAt = process.argv.indexOf('--profile');
+const profileFlags = profileAt > 0 && process.argv[profileAt + 1] ? ['--cpu-prof', `--cpu-prof-dir=${process.argv[profileAt + 1]}`] : [];
 
 const cleanups: Array<() => Promise<unknown>> = [];
 const step = (text: string) => process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${text}\n`);
@@ -75,8 +78,12 @@ async function main(): Promise<void> {
   const data = await loadData(database);
   step('ceilings (the service is not running yet)');
   await measureCeilings(report, database, data);
-  step(`starting the service (src/main.ts) on 127.0.0.1:${port}`);
-  await measureService(report, database, data);
+  if (process.argv.includes('--api')) {
+    await measureApiAlone(report, database.sql, data, { withReads: true });
+  } else {
+    step(`starting the service (src/main.ts) on 127.0.0.1:${port}`);
+    await measureService(report, database, data);
+  }
 
   process.stdout.write(`\n${report.table()}\n\n`);
   report.save(RESULTS);
@@ -140,7 +147,45 @@ async function measureCeilings(report: Report, { sql }: Database, { catalog, man
   report.add('ceiling.bullmq.update', await bullmqCeiling({ ...queueCeiling, job: touch, sql }));
 }
 
-async function measureService(report: Report, { sql }: Database, { catalog, many, hot, history }: Data): Promise<void> {
+/**
+ * The API's own cost while nothing fulfils beside it (`placement.card.api-only`, and with `--api` the reads too): an
+ * API process with RUN_WORKERS=false and no worker process anywhere; its orders wait in the queue for the service
+ * started next. Answers the tokens it issued.
+ */
+async function measureApiAlone(report: Report, sql: Database['sql'], { catalog, many }: Data, { withReads }: { withReads: boolean }): Promise<string[]> {
+  step('the API alone (RUN_WORKERS=false, no worker process): placement' + (withReads ? ' and reads' : ''));
+  const api = await start('src/main.ts', { RUN_WORKERS: 'false' });
+  const target: Target = {
+    baseUrl: `http://127.0.0.1:${port}`,
+    seconds: size.seconds,
+    warmup: size.warmup,
+    sql,
+    pids: () => ({ 'api (workers off)': api.process.pid }),
+    ensureRunning: () => api.ensureRunning(),
+  };
+  const tokens = await issueTokens(target.baseUrl, many);
+  report.add('placement.card.api-only', await measureHttp(target, cardOrders(catalog, tokens)), 'ceiling.raw-tx.many-accounts');
+  if (withReads) await measureReads(report, target, catalog, tokens);
+  // Autocannon abandons its last in-flight requests: let the process finish them before SIGTERM.
+  await sleep(1000);
+  await api.stop();
+  return tokens;
+}
+
+/** Each read against a bare node:http server sending the same bytes for the same paths. */
+async function measureReads(report: Report, target: Target, catalog: Data['catalog'], tokens: string[]): Promise<void> {
+  const read = reads(catalog, tokens);
+  const paths = readPaths(catalog);
+  for (const name of ['top-up-list', 'top-up-details', 'card-services', 'card-orders'] as const) {
+    const bodies = await readBodies(target.baseUrl, paths[name], tokens[0]!);
+    report.add(`ceiling.same-bytes.${name}`, await sameBytesCeiling(bodies, size.seconds, size.warmup));
+    report.add(`read.${name}`, await measureHttp(target, read[name]), `ceiling.same-bytes.${name}`);
+  }
+}
+
+async function measureService(report: Report, { sql }: Database, data: Data): Promise<void> {
+  const { catalog, many, hot, history } = data;
+  const tokens = await measureApiAlone(report, sql, data, { withReads: false });
   const service = await start('src/main.ts');
   // /health answers before the worker process it forks is ready: measure nothing while it is starting.
   await waitForWorkers(1, service);
@@ -165,10 +210,10 @@ async function measureService(report: Report, { sql }: Database, { catalog, many
       secondApi?.ensureRunning();
     },
   };
-  const tokens = await issueTokens(target.baseUrl, many);
   const [hotToken, historyToken] = await issueTokens(target.baseUrl, [hot, history]);
 
   step('placement (the worker process of npm start fulfils meanwhile)');
+  await drain(target);
   report.add('placement.card', await measureHttp(target, cardOrders(catalog, tokens)), 'ceiling.raw-tx.many-accounts');
   report.add('placement.topup', await measureHttp(target, topUpOrders(catalog, tokens)), 'ceiling.raw-tx.many-accounts');
   report.add('placement.hot-account', await measureHttp(target, cardOrders(catalog, [hotToken!])), 'ceiling.raw-tx.one-account');
@@ -198,13 +243,8 @@ async function measureService(report: Report, { sql }: Database, { catalog, many
   await sql`update webhook_endpoints set deleted_at = now()`;
 
   step('reads, each against a bare node:http server sending the same bytes');
+  await measureReads(report, target, catalog, tokens);
   const read = reads(catalog, tokens);
-  const paths = readPaths(catalog);
-  for (const name of ['top-up-list', 'top-up-details', 'card-services', 'card-orders'] as const) {
-    const bodies = await readBodies(target.baseUrl, paths[name], tokens[0]!);
-    report.add(`ceiling.same-bytes.${name}`, await sameBytesCeiling(bodies, size.seconds, size.warmup));
-    report.add(`read.${name}`, await measureHttp(target, read[name]), `ceiling.same-bytes.${name}`);
-  }
 
   step(`growth: +${size.growthCodes} codes in inventory, one account with ${size.growthOrders} orders`);
   await loadCodes(sql, key, Math.ceil(size.growthCodes / catalog.cardServices.length), 'growth');
@@ -247,8 +287,8 @@ async function measureService(report: Report, { sql }: Database, { catalog, many
 }
 
 /** Starts an entry point with the service's environment and waits for its health endpoint. */
-async function start(file: string): Promise<Child> {
-  const child = spawnTs(file, serviceEnv);
+async function start(file: string, env: Record<string, string> = {}): Promise<Child> {
+  const child = spawnTs(file, { ...serviceEnv, ...env }, profileFlags);
   cleanups.push(() => child.stop());
   await waitForHttp(`http://127.0.0.1:${port}/health`, child);
   return child;

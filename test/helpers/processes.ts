@@ -23,10 +23,11 @@ export async function freePort(): Promise<number> {
 
 /**
  * Runs a TypeScript entry point in its own Node process (as `npm start` / `npm run worker` do),
- * so the load generator never shares an event loop with the server it measures.
+ * so the load generator never shares an event loop with the server it measures. `nodeFlags` go before the file
+ * (`--cpu-prof`, which NODE_OPTIONS does not take).
  */
-export function spawnTs(file: string, env: Record<string, string>): Child {
-  const child = spawn(process.execPath, ['--import', 'tsx', file], {
+export function spawnTs(file: string, env: Record<string, string>, nodeFlags: string[] = []): Child {
+  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', file], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     // stdout carries only the start banner; logs (stderr, errors only) stay visible.

@@ -55,9 +55,9 @@ async function dependenciesTakeWrites(services: Services): Promise<[DependencySt
 function failure(c: Context<AppEnv>, error: AppError) {
   for (const [name, value] of Object.entries(error.headers)) c.header(name, value);
   // Server-side failures carry the request id that the log line has too.
-  const extra = error.status >= 500 ? { request_id: c.var.requestId } : {};
+  const extra = error.status >= 500 ? { request_id: c.get('requestId') } : {};
   const body =
-    c.var.envelope === 'B'
+    c.get('envelope') === 'B'
       ? { status: 'error', msg: Array.isArray(error.errors) ? error.errors.join(' ') : error.errors, ...extra }
       : { status: 'failed', errors: error.errors, ...extra };
   return c.json(body, error.status as 400);

@@ -3,8 +3,11 @@ import postgres from 'postgres';
 import { secondsLeft } from '../lib/deadline.js';
 import * as schema from './schema.js';
 
-export type Db = PostgresJsDatabase<typeof schema>;
 export type Sql = postgres.Sql;
+/** `$client`: the driver under it, for statements whose text is built once (`placeOrder`). */
+export type Db = PostgresJsDatabase<typeof schema> & { $client: Sql };
+/** The driver's pool or one of its transactions. */
+export type SqlClient = Sql | postgres.TransactionSql;
 /** A drizzle transaction handle; domain functions take `Db | Tx` where they may run inside one. */
 export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 export type DbOrTx = Db | Tx;

@@ -16,7 +16,7 @@ type Serialized = { body: string; etag: string };
  */
 export async function cachedJson<T extends JSONValue>(c: Context<AppEnv>, build: () => Promise<T>, variant = ''): Promise<TypedResponse<T, 200, 'json'>> {
   const url = new URL(c.req.url);
-  const { body, etag } = await c.var.services.catalogCache.get<Serialized>(`json:${variant}:${baseUrl(c)}${url.pathname}${url.search}`, async () => {
+  const { body, etag } = await c.get('services').catalogCache.get<Serialized>(`json:${variant}:${baseUrl(c)}${url.pathname}${url.search}`, async () => {
     const body = JSON.stringify(await build());
     return { body, etag: `"${createHash('sha1').update(body).digest('base64url')}"` };
   });

@@ -20,11 +20,11 @@ const warned = new WeakSet<Services>();
  * (and its failed-login allowance, C3), so the first forwarded request says so in the log.
  */
 export function clientIp(c: Context<AppEnv>): string {
-  const { config, logger } = c.var.services;
+  const { config, logger } = c.get('services');
   const address = forwarded(c, 'x-forwarded-for');
   if (config.TRUST_PROXY && address) return address;
-  if (address && !warned.has(c.var.services)) {
-    warned.add(c.var.services);
+  if (address && !warned.has(c.get('services'))) {
+    warned.add(c.get('services'));
     logger.warn('requests carry X-Forwarded-For but TRUST_PROXY is off: every client counts as the proxy address');
   }
   try {

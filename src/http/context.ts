@@ -5,6 +5,10 @@ import type { Services } from '../services.js';
 /** Which envelope a failure is rendered in: Interface A (`failed`/`errors`) or B (`error`/`msg`). */
 export type Envelope = 'A' | 'B';
 
+/**
+ * Read with `c.get(name)`, never `c.var.name`: Hono builds `c.var` as a new object holding every variable on each
+ * access, which the profile of a cached read showed as a cost of its own.
+ */
 export type AppEnv = {
   Variables: {
     services: Services;

@@ -13,8 +13,8 @@ export function asAppError(c: Context<AppEnv>, err: unknown): AppError {
   if (err instanceof HTTPException && err.status < 500) {
     return new AppError(err.status === 413 ? 'payload_too_large' : err.status === 415 ? 'unsupported_media_type' : 'bad_request');
   }
-  const { logger } = c.var.services;
-  const request = { requestId: c.var.requestId, method: c.req.method, path: c.req.path };
+  const { logger } = c.get('services');
+  const request = { requestId: c.get('requestId'), method: c.req.method, path: c.req.path };
   if (c.req.raw.signal.aborted) {
     logger.info(request, 'client disconnected before the answer');
     return new AppError('client_closed');

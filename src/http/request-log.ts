@@ -13,7 +13,7 @@ export const UNMATCHED_ROUTE = 'unmatched';
 export const routePattern = (c: Context): string => matchedRoutes(c).find((route) => route.method !== 'ALL')?.path ?? UNMATCHED_ROUTE;
 
 /** A logger whose lines carry the request's id. */
-export const requestLogger = (c: Context<AppEnv>): Logger => c.var.services.logger.child({ requestId: c.var.requestId });
+export const requestLogger = (c: Context<AppEnv>): Logger => c.get('services').logger.child({ requestId: c.get('requestId') });
 
 /**
  * One info line per request (request id, method, route pattern, status, duration, the account when one
@@ -24,13 +24,13 @@ export const requestLog: MiddlewareHandler<AppEnv> = async (c, next) => {
   const started = performance.now();
   await next();
   const seconds = (performance.now() - started) / 1000;
-  const { logger, metrics } = c.var.services;
+  const { logger, metrics } = c.get('services');
   const request = { method: c.req.method, route: routePattern(c), status: c.res.status };
   metrics.requestServed(request, seconds);
   // Interface A: the token's account; Interface B: the api key's owner.
-  const accountId = c.var.account?.id ?? c.var.licenseOwner?.id;
+  const accountId = c.get('account')?.id ?? c.get('licenseOwner')?.id;
   logger.info(
-    { requestId: c.var.requestId, ...request, durationMs: Math.round(seconds * 10_000) / 10, ...(accountId === undefined ? {} : { accountId }) },
+    { requestId: c.get('requestId'), ...request, durationMs: Math.round(seconds * 10_000) / 10, ...(accountId === undefined ? {} : { accountId }) },
     'request',
   );
 };

@@ -4,7 +4,7 @@ import type { AppEnv } from './context.js';
 
 /** Absolute base URL of this server as the client reached it (or PUBLIC_BASE_URL), without a trailing slash. */
 export function baseUrl(c: Context<AppEnv>): string {
-  const { config } = c.var.services;
+  const { config } = c.get('services');
   if (config.PUBLIC_BASE_URL) return config.PUBLIC_BASE_URL.replace(/\/+$/, '');
   const url = new URL(c.req.url);
   if (config.TRUST_PROXY) {
@@ -27,7 +27,7 @@ export const ASSETS_PATH = '/assets';
  * /assets/; absolute URLs pass through, no path is ''.
  */
 export function assetUrls(c: Context<AppEnv>): AssetUrl {
-  return assetUrlsUnder(c.var.services.config.ASSET_BASE_URL, baseUrl(c));
+  return assetUrlsUnder(c.get('services').config.ASSET_BASE_URL, baseUrl(c));
 }
 
 /** The asset URLs for a server at `serverBase` (the CLI uses PUBLIC_BASE_URL or the local server). */

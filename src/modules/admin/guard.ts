@@ -20,7 +20,7 @@ function basicPassword(header: string | undefined): string | null {
  */
 export const requireAdmin = (options: { basic?: boolean } = {}) =>
   createMiddleware<AppEnv>(async (c, next) => {
-    const expected = c.var.services.config.ADMIN_TOKEN;
+    const expected = c.get('services').config.ADMIN_TOKEN;
     if (!expected) throw new AppError('admin_disabled');
     const header = c.req.header('authorization');
     const presented = bearerToken(header) ?? (options.basic ? basicPassword(header) : null);

@@ -41,7 +41,7 @@ const DASHBOARD_PATH = '/admin/queues';
 const codesUpload = streamedBody('text/plain', LIMITS.MAX_UPLOAD_BYTES);
 
 /** Orders an operator moves: logged with the request's id, and counted. */
-const operatorMoves = (c: Context<AppEnv>) => statusObserver({ logger: requestLogger(c), metrics: c.var.services.metrics });
+const operatorMoves = (c: Context<AppEnv>) => statusObserver({ logger: requestLogger(c), metrics: c.get('services').metrics });
 
 /** C13 operator API and the queue dashboard, mounted at /admin. */
 export function adminRoutes(services: Services) {
@@ -61,7 +61,7 @@ export function adminRoutes(services: Services) {
   router.openapi(
     endpoint({ ...common, method: 'post', path: '/accounts', summary: 'Create an account (its secrets are shown this once)', jsonBody: CreateAccountBody, ok: NewAccount }),
     async (c) => {
-      const { db, config } = c.var.services;
+      const { db, config } = c.get('services');
       const { id, publicKey, secretKey, apiKey } = await openAccount(db, config, c.req.valid('json'));
       return c.json({ status: 'success' as const, message: { id, publicKey, secretKey, apiKey } }, 200);
     },
@@ -80,7 +80,7 @@ export function adminRoutes(services: Services) {
     }),
     async (c) => {
       const { amount, reason } = c.req.valid('json');
-      return c.json({ status: 'success' as const, message: await moveBalance(c.var.services.db, c.req.valid('param').id, amount, reason) }, 200);
+      return c.json({ status: 'success' as const, message: await moveBalance(c.get('services').db, c.req.valid('param').id, amount, reason) }, 200);
     },
   );
 
@@ -101,7 +101,7 @@ export function adminRoutes(services: Services) {
       errors: [404],
     }),
     async (c) => {
-      const { db, config } = c.var.services;
+      const { db, config } = c.get('services');
       // Restocked here, as the CLI does: the answer never waits on a worker process, running or stopping.
       const deps = { db, codeKey: config.codeEncryptionKey, restock: restockHere(db, operatorMoves(c)) };
       const id = c.req.valid('param').id;
@@ -115,7 +115,7 @@ export function adminRoutes(services: Services) {
 
   router.openapi(
     endpoint({ ...common, method: 'get', path: '/card-services/:id/stock', summary: 'Available codes and codes owed to stock_short orders', params: idParam('card service'), ok: Stock, errors: [404] }),
-    async (c) => c.json({ status: 'success' as const, message: await stockOf(c.var.services.db, c.req.valid('param').id) }, 200),
+    async (c) => c.json({ status: 'success' as const, message: await stockOf(c.get('services').db, c.req.valid('param').id) }, 200),
   );
 
   router.openapi(
@@ -123,7 +123,7 @@ export function adminRoutes(services: Services) {
     async (c) => {
       const query = c.req.valid('query');
       const page = pageRequest(query, 10);
-      const { data, total } = await listOrders(c.var.services.db, { status: query.status, ...page });
+      const { data, total } = await listOrders(c.get('services').db, { status: query.status, ...page });
       return c.json({ status: 'success' as const, message: pageObject(c, 'data', data, total, page) }, 200);
     },
   );
@@ -141,7 +141,7 @@ export function adminRoutes(services: Services) {
     }),
     async (c) => {
       const { note } = c.req.valid('json');
-      return c.json({ status: 'success' as const, message: await completeTopUpOrder(c.var.services.db, c.req.valid('param').utr, note, operatorMoves(c)) }, 200);
+      return c.json({ status: 'success' as const, message: await completeTopUpOrder(c.get('services').db, c.req.valid('param').utr, note, operatorMoves(c)) }, 200);
     },
   );
 
@@ -158,7 +158,7 @@ export function adminRoutes(services: Services) {
     }),
     async (c) => {
       const { reason } = c.req.valid('json');
-      return c.json({ status: 'success' as const, message: await refundForOperator(c.var.services.db, c.req.valid('param').utr, reason, operatorMoves(c)) }, 200);
+      return c.json({ status: 'success' as const, message: await refundForOperator(c.get('services').db, c.req.valid('param').utr, reason, operatorMoves(c)) }, 200);
     },
   );
 

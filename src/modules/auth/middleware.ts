@@ -23,11 +23,11 @@ export function bearerToken(header: string | undefined): string | null {
  */
 export const requireToken = createMiddleware<AppEnv>(async (c, next) => {
   const token = bearerToken(c.req.header('authorization'));
-  const { db, tokenCache } = c.var.services;
+  const { db, tokenCache } = c.get('services');
   const found = token ? await tokenCache.get(sha256(token).toString('base64'), () => accountForToken(db, token)) : null;
   if (!found || isoToMillis(found.expiresAt) <= Date.now()) throw new AppError('unauthenticated');
   c.set('account', { id: found.id, currency: found.currency, currencySymbol: found.currencySymbol });
-  const limiter = accountLimiter(c.var.services);
+  const limiter = accountLimiter(c.get('services'));
   if (limiter) {
     const wait = await consumeAll([[limiter, String(found.id)]]);
     if (wait > 0) throw new AppError('rate_limited', undefined, { 'Retry-After': String(wait) });

@@ -58,7 +58,7 @@ export function authRoutes(services: Services) {
       const wait = await blockedForSeconds(checks);
       if (wait > 0) throw new AppError('rate_limited', undefined, { 'Retry-After': String(wait) });
 
-      const { db, config } = c.var.services;
+      const { db, config } = c.get('services');
       const issued = await exchangeKeyPair(db, publicKey, secretKey, config.TOKEN_TTL_SECONDS);
       if (!issued) {
         await consumeAll(checks);

@@ -70,7 +70,7 @@ const DETAIL_REVIEWS = 15;
  * Per-account parts (hasAlreadyOrdered, currency) are never cached.
  */
 const cached = <T>(c: Ctx, key: string, load: (db: Db) => Promise<T>): Promise<T> =>
-  c.var.services.catalogCache.get(key, () => load(c.var.services.db));
+  c.get('services').catalogCache.get(key, () => load(c.get('services').db));
 
 const urlsFor = (c: Ctx): Urls => ({ asset: assetUrls(c), base: baseUrl(c) });
 
@@ -157,10 +157,10 @@ export function catalogRoutes() {
     }),
     async (c) => {
       const { slug } = c.req.valid('query');
-      const { db } = c.var.services;
+      const { db } = c.get('services');
       const topUp = await cached(c, `top-up:slug:${slug}`, (db) => findTopUpBySlug(db, slug));
       if (!topUp) throw notFound('top-up', 'slug', slug);
-      const account = c.var.account;
+      const account = c.get('account');
       // The only part read for this caller alone; the rest is shared by every caller of the same currency.
       const hasAlreadyOrdered = await hasOrderedProduct(db, account.id, 'top_up', topUp.id);
       return cachedJson(

@@ -32,7 +32,7 @@ export function licenseAdminRoutes() {
   router.openapi(
     endpoint({ ...common, method: 'post', path: '/license/items', summary: 'Create a license item for an account', jsonBody: createItemBody, ok: IssuedItem }),
     async (c) => {
-      const { db, config } = c.var.services;
+      const { db, config } = c.get('services');
       return c.json({ status: 'success' as const, message: await issueItem(db, config.STORE_CURRENCY, c.req.valid('json')) }, 200);
     },
   );
@@ -47,7 +47,7 @@ export function licenseAdminRoutes() {
       ok: IssuedPurchase,
     }),
     async (c) => {
-      const { db, config } = c.var.services;
+      const { db, config } = c.get('services');
       return c.json({ status: 'success' as const, message: await issuePurchase(db, config.codeEncryptionKey, c.req.valid('json')) }, 200);
     },
   );
@@ -64,7 +64,7 @@ export function licenseAdminRoutes() {
     }),
     async (c) => {
       const { id } = c.req.valid('param');
-      const apiKey = await rotateApiKey(c.var.services.db, id);
+      const apiKey = await rotateApiKey(c.get('services').db, id);
       if (!apiKey) throw notFound('account', 'id', id);
       return c.json({ status: 'success' as const, message: { id, apiKey } }, 200);
     },

@@ -36,13 +36,13 @@ const requireApiKey: MiddlewareHandler<AppEnv> = async (c, next) => {
   const candidates = [c.req.header('x-api-key'), bearerToken(c.req.header('authorization')), c.req.query('api_key'), body.api_key];
   const key = candidates.find((v): v is string => typeof v === 'string' && v.trim() !== '')?.trim().slice(0, 512);
   if (!key) throw licenseError(c, 'missing_api_key');
-  const owner = await accountByApiKey(c.var.services.db, key);
+  const owner = await accountByApiKey(c.get('services').db, key);
   if (!owner) throw licenseError(c, 'invalid_api_key');
   c.set('licenseOwner', owner);
   await next();
 };
 
-const owner = (c: Ctx): Owner => c.var.licenseOwner!;
+const owner = (c: Ctx): Owner => c.get('licenseOwner')!;
 
 const guard = { ...API_KEY, middleware: requireApiKey };
 
@@ -91,7 +91,7 @@ export function licenseRoutes({ limiter, config }: Services) {
   router.openapi(
     endpoint({ ...common, method: 'get', path: '/items/all', summary: "The key owner's items", query: apiKeyQuery, ok: ok({ items: z.array(Item) }), errors: [404] }),
     async (c) => {
-      const items = await listItems(c.var.services.db, owner(c).id);
+      const items = await listItems(c.get('services').db, owner(c).id);
       if (!items.length) throw licenseError(c, 'no_items_found');
       return c.json({ status: 'success' as const, items: items.map((item) => presentItem(item, assetUrls(c))) }, 200);
     },
@@ -100,7 +100,7 @@ export function licenseRoutes({ limiter, config }: Services) {
   router.openapi(
     endpoint({ ...common, method: 'get', path: '/items/item', summary: "One of the key owner's items", query: itemQuery, ok: ok({ item: Item }), errors: [404, 422] }),
     async (c) => {
-      const item = await findItem(c.var.services.db, owner(c).id, c.req.valid('query').item_id);
+      const item = await findItem(c.get('services').db, owner(c).id, c.req.valid('query').item_id);
       if (!item) throw licenseError(c, 'item_not_found');
       return c.json({ status: 'success' as const, item: presentItem(item, assetUrls(c)) }, 200);
     },
@@ -135,7 +135,7 @@ export function licenseRoutes({ limiter, config }: Services) {
   router.openapi(validation, async (c) => {
     const code = validBody(c, (target) => c.req.valid(target)).purchase_code ?? c.req.valid('query').purchase_code;
     if (code === undefined) throw licenseError(c, 'missing_purchase_code');
-    const { db, config } = c.var.services;
+    const { db, config } = c.get('services');
     const found = await findPurchase(db, config.codeEncryptionKey, owner(c).id, code);
     if (!found) throw licenseError(c, 'invalid_purchase_code');
     return c.json({ status: 'success' as const, data: { purchase: presentPurchase(code, found.purchase, found.item, assetUrls(c)) } }, 200);
@@ -143,7 +143,7 @@ export function licenseRoutes({ limiter, config }: Services) {
 
   // Any other path or method under /license-api answers in the B envelope and the caller's language.
   router.all('*', (c) => {
-    const allowed = c.var.allowedMethods(c.req.path);
+    const allowed = c.get('allowedMethods')(c.req.path);
     if (allowed.length > 0) throw licenseError(c, 'method_not_allowed', { Allow: allowed.join(', ') });
     throw licenseError(c, 'route_not_found');
   });

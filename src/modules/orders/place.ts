@@ -1,4 +1,4 @@
-import type { DbOrTx } from '../../db/client.js';
+import type { Db } from '../../db/client.js';
 import type { ProductKind } from '../../db/schema.js';
 import { validationError } from '../../errors.js';
 import type { Logger } from '../../lib/logger.js';
@@ -10,7 +10,7 @@ import { checkCardOrder, checkTopUpOrder, mergeCardLines, newUtr, placeOrder, re
  * committed before it is handed over, so a hand-over that fails loses nothing: the reconciler enqueues it.
  */
 export type PlacementDeps = {
-  db: DbOrTx;
+  db: Db;
   logger: Logger;
   metrics: Pick<Metrics, 'orderPlaced'>;
   enqueue: (order: { orderId: number; utr: string }) => Promise<unknown>;
@@ -41,7 +41,7 @@ export async function placeCardOrder(
   }
   const lines = await checkCardOrder(deps.db, requested);
   const request = { service_ids: input.lines.map((l) => l.serviceId), quantities: input.lines.map((l) => l.quantity) };
-  const placed = await placeOrder(deps.db, {
+  const placed = await placeOrder(deps.db.$client, {
     accountId: input.accountId,
     kind: 'card',
     utr: newUtr('card'),
@@ -60,7 +60,7 @@ export async function placeTopUpOrder(
   input: { accountId: number; topUpId: number; serviceId: number; fields: Record<string, unknown>; idempotencyKey: string | null },
 ): Promise<{ utr: string }> {
   const { informations } = await checkTopUpOrder(deps.db, input);
-  const placed = await placeOrder(deps.db, {
+  const placed = await placeOrder(deps.db.$client, {
     accountId: input.accountId,
     kind: 'top_up',
     utr: newUtr('top_up'),

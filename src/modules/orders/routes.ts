@@ -28,9 +28,9 @@ import { notFound } from '../../errors.js';
 
 /** Placement logs with the request's id and hands it to the order's job, so the job's lines carry it too. */
 const placement = (c: Context<AppEnv>): PlacementDeps => {
-  const { db, metrics, queues } = c.var.services;
+  const { db, metrics, queues } = c.get('services');
   const enqueue = enqueueFulfilment(queues);
-  return { db, logger: requestLogger(c), metrics, enqueue: (order) => enqueue({ ...order, requestId: c.var.requestId }) };
+  return { db, logger: requestLogger(c), metrics, enqueue: (order) => enqueue({ ...order, requestId: c.get('requestId') }) };
 };
 
 const ORDER_LISTS = {
@@ -58,7 +58,7 @@ export function orderRoutes() {
     async (c) => {
       const body = validBody(c, (target) => c.req.valid(target));
       const { utr } = await placeTopUpOrder(placement(c), {
-        accountId: c.var.account.id,
+        accountId: c.get('account').id,
         topUpId: body.topUpId,
         serviceId: body.serviceId,
         fields: body,
@@ -83,10 +83,10 @@ export function orderRoutes() {
     async (c) => {
       const { service_ids: serviceIds, quantities } = validBody(c, (target) => c.req.valid(target));
       const { utr } = await placeCardOrder(placement(c), {
-        accountId: c.var.account.id,
+        accountId: c.get('account').id,
         lines: serviceIds.map((serviceId, i) => ({ serviceId, quantity: quantities[i]! })),
         idempotencyKey: c.req.valid('header')['Idempotency-Key'] ?? null,
-        maxQuantityPerLine: c.var.services.config.MAX_QUANTITY_PER_LINE,
+        maxQuantityPerLine: c.get('services').config.MAX_QUANTITY_PER_LINE,
       });
       return c.json({ status: 'success' as const, message: { utr } }, 200);
     },
@@ -100,8 +100,8 @@ export function orderRoutes() {
         endpoint({ method: 'get', path, summary: list.summary, tag, guard: signedIn, query: orderListQuery, ok: list.page, errors: [422] }),
         async (c) => {
           const page = pageRequest(c.req.valid('query'), 10);
-          const { db, config } = c.var.services;
-          const { total, entries } = await listOrders(db, c.var.account.id, kind, page, (sealed) => openCode(config.codeEncryptionKey, sealed));
+          const { db, config } = c.get('services');
+          const { total, entries } = await listOrders(db, c.get('account').id, kind, page, (sealed) => openCode(config.codeEncryptionKey, sealed));
           const asset = assetUrls(c);
           return c.json({ status: 'success' as const, message: pageObject(c, 'data', entries.map((e) => list.present(asset, e)), total, page) }, 200);
         },
@@ -121,8 +121,8 @@ export function orderRoutes() {
       errors: [404, 422],
     }),
     async (c) => {
-      const { db, config } = c.var.services;
-      const found = await findOrder(db, c.var.account.id, c.req.valid('query').utr, (sealed) => openCode(config.codeEncryptionKey, sealed));
+      const { db, config } = c.get('services');
+      const found = await findOrder(db, c.get('account').id, c.req.valid('query').utr, (sealed) => openCode(config.codeEncryptionKey, sealed));
       // Someone else's order answers as an unknown one: a utr reveals nothing about other accounts.
       if (!found) throw notFound('order', 'utr', c.req.valid('query').utr);
       return c.json({ status: 'success' as const, message: ORDER_LISTS[found.kind].present(assetUrls(c), found.entry) }, 200);

@@ -16,43 +16,43 @@ import { createProvider, listProviders, marginReport, routesOf, setRoutes, showO
 export function providerAdminRoutes() {
   const router = contractRouter();
   const common = { tag: 'Admin', guard: adminOnly };
-  const codeKey = (c: Context<AppEnv>) => c.var.services.config.codeEncryptionKey;
+  const codeKey = (c: Context<AppEnv>) => c.get('services').config.codeEncryptionKey;
 
   router.openapi(
     endpoint({ ...common, method: 'post', path: '/providers', summary: 'Add a top-up provider (its credentials are sealed and never shown again)', jsonBody: ProviderBody, ok: Provider }),
-    async (c) => c.json({ status: 'success' as const, message: await createProvider(c.var.services.db, codeKey(c), c.req.valid('json')) }, 200),
+    async (c) => c.json({ status: 'success' as const, message: await createProvider(c.get('services').db, codeKey(c), c.req.valid('json')) }, 200),
   );
 
   router.openapi(
     endpoint({ ...common, method: 'patch', path: '/providers/:id', summary: 'Change a provider (credentials sent replace the stored ones)', params: idParam('provider'), jsonBody: ProviderPatch, ok: Provider, errors: [404] }),
-    async (c) => c.json({ status: 'success' as const, message: await updateProvider(c.var.services.db, codeKey(c), c.req.valid('param').id, c.req.valid('json')) }, 200),
+    async (c) => c.json({ status: 'success' as const, message: await updateProvider(c.get('services').db, codeKey(c), c.req.valid('param').id, c.req.valid('json')) }, 200),
   );
 
   router.openapi(
     endpoint({ ...common, method: 'get', path: '/providers', summary: 'Providers with their circuit state, last error and last known balance', ok: z.array(Provider) }),
-    async (c) => c.json({ status: 'success' as const, message: await listProviders(c.var.services.db) }, 200),
+    async (c) => c.json({ status: 'success' as const, message: await listProviders(c.get('services').db) }, 200),
   );
 
   router.openapi(
     endpoint({ ...common, method: 'put', path: '/top-up-services/:id/routes', summary: "Replace a top-up service's provider routes, in priority order", params: idParam('top-up service'), jsonBody: RoutesBody, ok: z.array(Route), errors: [404] }),
-    async (c) => c.json({ status: 'success' as const, message: await setRoutes(c.var.services.db, c.req.valid('param').id, c.req.valid('json')) }, 200),
+    async (c) => c.json({ status: 'success' as const, message: await setRoutes(c.get('services').db, c.req.valid('param').id, c.req.valid('json')) }, 200),
   );
 
   router.openapi(
     endpoint({ ...common, method: 'get', path: '/top-up-services/:id/routes', summary: "A top-up service's provider routes", params: idParam('top-up service'), ok: z.array(Route), errors: [404] }),
-    async (c) => c.json({ status: 'success' as const, message: await routesOf(c.var.services.db, c.req.valid('param').id) }, 200),
+    async (c) => c.json({ status: 'success' as const, message: await routesOf(c.get('services').db, c.req.valid('param').id) }, 200),
   );
 
   router.openapi(
     endpoint({ ...common, method: 'get', path: '/orders/:utr', summary: 'One order of any account, with every provider attempt', params: UtrParam, ok: OrderWithAttempts, errors: [404] }),
-    async (c) => c.json({ status: 'success' as const, message: await showOrder(c.var.services.db, c.req.valid('param').utr) as z.infer<typeof OrderWithAttempts> }, 200),
+    async (c) => c.json({ status: 'success' as const, message: await showOrder(c.get('services').db, c.req.valid('param').utr) as z.infer<typeof OrderWithAttempts> }, 200),
   );
 
   router.openapi(
     endpoint({ ...common, method: 'get', path: '/reports/margin', summary: 'Sales, cost and margin of delivered top-ups per provider and service', query: MarginQuery, ok: MarginReport, errors: [422] }),
     async (c) => {
       const { from, to } = c.req.valid('query');
-      return c.json({ status: 'success' as const, message: await marginReport(c.var.services.db, from, to) }, 200);
+      return c.json({ status: 'success' as const, message: await marginReport(c.get('services').db, from, to) }, 200);
     },
   );
 
@@ -74,7 +74,7 @@ export function providerCallbackRoutes() {
       errors: [401, 404],
     }),
     async (c) => {
-      const { services } = c.var;
+      const services = c.get('services');
       const result = await receiveCallback(
         {
           db: services.db,

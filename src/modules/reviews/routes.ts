@@ -22,7 +22,7 @@ const ReviewList = z.object({ reviews: z.array(Review), pagination: ReviewPagina
 
 /** A product's published reviews, newest first, 15 per page (C10). */
 async function listFor(c: Ctx, kind: ProductKind, productId: number, page: number | undefined, shape: ReviewShape) {
-  const { db } = c.var.services;
+  const { db } = c.get('services');
   const product = kind === 'top_up' ? await findTopUp(db, productId) : await findCard(db, productId);
   if (!product) throw notFound(PRODUCT_KINDS[kind].words, 'id', productId);
   const request = pageRequest({ page }, REVIEWS_PER_PAGE);
@@ -38,9 +38,9 @@ async function listFor(c: Ctx, kind: ProductKind, productId: number, page: numbe
  * body field), then the business rules of C10 (409).
  */
 async function submit(c: Ctx, kind: ProductKind, idField: string, productId: number, rating: number, comment: string) {
-  const { db, config, catalogCache } = c.var.services;
+  const { db, config, catalogCache } = c.get('services');
   const outcome = await submitReview(db, {
-    accountId: c.var.account.id,
+    accountId: c.get('account').id,
     kind,
     productId,
     rating,

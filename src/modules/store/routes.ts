@@ -42,7 +42,7 @@ export function storeRoutes() {
 
   router.openapi(
     endpoint({ ...common, method: 'post', path: '/categories', summary: 'Create a category', jsonBody: CategoryBody, ok: Category }),
-    async (c) => c.json({ status: 'success' as const, message: presentCategory(await createCategory(c.var.services, c.req.valid('json'))) }, 200),
+    async (c) => c.json({ status: 'success' as const, message: presentCategory(await createCategory(c.get('services'), c.req.valid('json'))) }, 200),
   );
   router.openapi(
     endpoint({
@@ -53,19 +53,19 @@ export function storeRoutes() {
       ok: Category,
       errors: [404, 409],
     }),
-    async (c) => c.json({ status: 'success' as const, message: presentCategory(await updateCategory(c.var.services, c.req.valid('param').id, c.req.valid('json'))) }, 200),
+    async (c) => c.json({ status: 'success' as const, message: presentCategory(await updateCategory(c.get('services'), c.req.valid('param').id, c.req.valid('json'))) }, 200),
   );
 
   router.openapi(
     endpoint({ ...common, method: 'post', path: '/top-ups', summary: 'Create a top-up with its order form', jsonBody: TopUpBody, ok: TopUpListItem }),
     async (c) =>
-      c.json({ status: 'success' as const, message: presentTopUpListItem(await createProduct(c.var.services, 'top_up', c.req.valid('json')), urlsFor(c)) }, 200),
+      c.json({ status: 'success' as const, message: presentTopUpListItem(await createProduct(c.get('services'), 'top_up', c.req.valid('json')), urlsFor(c)) }, 200),
   );
   router.openapi(
     endpoint({ ...changed('top-up'), path: '/top-ups/:id', summary: 'Change a top-up; status 0 takes it out of the catalog', jsonBody: TopUpPatch, ok: TopUpListItem }),
     async (c) =>
       c.json(
-        { status: 'success' as const, message: presentTopUpListItem(await updateProduct(c.var.services, 'top_up', c.req.valid('param').id, c.req.valid('json')), urlsFor(c)) },
+        { status: 'success' as const, message: presentTopUpListItem(await updateProduct(c.get('services'), 'top_up', c.req.valid('param').id, c.req.valid('json')), urlsFor(c)) },
         200,
       ),
   );
@@ -81,7 +81,7 @@ export function storeRoutes() {
       errors: [404],
     }),
     async (c) =>
-      c.json({ status: 'success' as const, message: presentService(await createService(c.var.services, 'top_up', c.req.valid('param').id, c.req.valid('json')), urlsFor(c)) }, 200),
+      c.json({ status: 'success' as const, message: presentService(await createService(c.get('services'), 'top_up', c.req.valid('param').id, c.req.valid('json')), urlsFor(c)) }, 200),
   );
   router.openapi(
     endpoint({
@@ -92,18 +92,18 @@ export function storeRoutes() {
       ok: TopUpService,
     }),
     async (c) =>
-      c.json({ status: 'success' as const, message: presentService(await updateService(c.var.services, 'top_up', c.req.valid('param').id, c.req.valid('json')), urlsFor(c)) }, 200),
+      c.json({ status: 'success' as const, message: presentService(await updateService(c.get('services'), 'top_up', c.req.valid('param').id, c.req.valid('json')), urlsFor(c)) }, 200),
   );
 
   router.openapi(
     endpoint({ ...common, method: 'post', path: '/cards', summary: 'Create a card', jsonBody: CardBody, ok: CardDetails }),
     async (c) =>
-      c.json({ status: 'success' as const, message: presentCardDetails(await createProduct(c.var.services, 'card', c.req.valid('json')), urlsFor(c)) }, 200),
+      c.json({ status: 'success' as const, message: presentCardDetails(await createProduct(c.get('services'), 'card', c.req.valid('json')), urlsFor(c)) }, 200),
   );
   router.openapi(
     endpoint({ ...changed('card'), path: '/cards/:id', summary: 'Change a card; status 0 takes it out of the catalog', jsonBody: CardPatch, ok: CardDetails }),
     async (c) =>
-      c.json({ status: 'success' as const, message: presentCardDetails(await updateProduct(c.var.services, 'card', c.req.valid('param').id, c.req.valid('json')), urlsFor(c)) }, 200),
+      c.json({ status: 'success' as const, message: presentCardDetails(await updateProduct(c.get('services'), 'card', c.req.valid('param').id, c.req.valid('json')), urlsFor(c)) }, 200),
   );
   router.openapi(
     endpoint({
@@ -117,7 +117,7 @@ export function storeRoutes() {
       errors: [404],
     }),
     async (c) =>
-      c.json({ status: 'success' as const, message: presentCardService(await createService(c.var.services, 'card', c.req.valid('param').id, c.req.valid('json')), urlsFor(c)) }, 200),
+      c.json({ status: 'success' as const, message: presentCardService(await createService(c.get('services'), 'card', c.req.valid('param').id, c.req.valid('json')), urlsFor(c)) }, 200),
   );
   router.openapi(
     endpoint({
@@ -128,16 +128,16 @@ export function storeRoutes() {
       ok: StoreCardService,
     }),
     async (c) =>
-      c.json({ status: 'success' as const, message: presentCardService(await updateService(c.var.services, 'card', c.req.valid('param').id, c.req.valid('json')), urlsFor(c)) }, 200),
+      c.json({ status: 'success' as const, message: presentCardService(await updateService(c.get('services'), 'card', c.req.valid('param').id, c.req.valid('json')), urlsFor(c)) }, 200),
   );
 
   router.openapi(
     endpoint({ ...common, method: 'post', path: '/gateways', summary: 'Create a payment gateway (shown in top-up and card details)', jsonBody: GatewayBody, ok: Gateway }),
-    async (c) => c.json({ status: 'success' as const, message: presentGateway(await createGateway(c.var.services, c.req.valid('json')), urlsFor(c)) }, 200),
+    async (c) => c.json({ status: 'success' as const, message: presentGateway(await createGateway(c.get('services'), c.req.valid('json')), urlsFor(c)) }, 200),
   );
   router.openapi(
     endpoint({ ...changed('gateway'), path: '/gateways/:id', summary: 'Change a payment gateway', jsonBody: GatewayPatch, ok: Gateway }),
-    async (c) => c.json({ status: 'success' as const, message: presentGateway(await updateGateway(c.var.services, c.req.valid('param').id, c.req.valid('json')), urlsFor(c)) }, 200),
+    async (c) => c.json({ status: 'success' as const, message: presentGateway(await updateGateway(c.get('services'), c.req.valid('param').id, c.req.valid('json')), urlsFor(c)) }, 200),
   );
 
   router.openapi(
@@ -149,7 +149,7 @@ export function storeRoutes() {
       jsonBody: CampaignBody,
       ok: Campaign,
     }),
-    async (c) => c.json({ status: 'success' as const, message: presentCampaign(await createCampaign(c.var.services, c.req.valid('json')), urlsFor(c)) }, 200),
+    async (c) => c.json({ status: 'success' as const, message: presentCampaign(await createCampaign(c.get('services'), c.req.valid('json')), urlsFor(c)) }, 200),
   );
   router.openapi(
     endpoint({
@@ -159,7 +159,7 @@ export function storeRoutes() {
       jsonBody: CampaignPatch,
       ok: Campaign,
     }),
-    async (c) => c.json({ status: 'success' as const, message: presentCampaign(await updateCampaign(c.var.services, c.req.valid('param').id, c.req.valid('json')), urlsFor(c)) }, 200),
+    async (c) => c.json({ status: 'success' as const, message: presentCampaign(await updateCampaign(c.get('services'), c.req.valid('param').id, c.req.valid('json')), urlsFor(c)) }, 200),
   );
   router.openapi(
     endpoint({
@@ -171,7 +171,7 @@ export function storeRoutes() {
       ok: Campaign,
       errors: [404],
     }),
-    async (c) => c.json({ status: 'success' as const, message: presentCampaign(await endCampaign(c.var.services, c.req.valid('param').id), urlsFor(c)) }, 200),
+    async (c) => c.json({ status: 'success' as const, message: presentCampaign(await endCampaign(c.get('services'), c.req.valid('param').id), urlsFor(c)) }, 200),
   );
 
   return router;

@@ -21,7 +21,7 @@ import {
 } from './schemas.js';
 
 const endpointDeps = (c: Context<AppEnv>): EndpointDeps => {
-  const { db, config } = c.var.services;
+  const { db, config } = c.get('services');
   return { db, codeKey: config.codeEncryptionKey, allowPrivate: config.WEBHOOK_ALLOW_PRIVATE };
 };
 
@@ -33,7 +33,7 @@ export function webhookRoutes() {
   router.openapi(
     endpoint({ ...common, method: 'post', path: '/webhooks', summary: 'Register an endpoint (its secret is shown this once)', jsonBody: RegisterEndpointBody, ok: NewWebhookEndpoint, errors: [409] }),
     async (c) => {
-      const { secret, ...created } = await registerEndpoint(endpointDeps(c), c.var.account.id, c.req.valid('json'));
+      const { secret, ...created } = await registerEndpoint(endpointDeps(c), c.get('account').id, c.req.valid('json'));
       return c.json({ status: 'success' as const, message: { ...presentEndpoint(created), secret } }, 200);
     },
   );
@@ -41,7 +41,7 @@ export function webhookRoutes() {
   router.openapi(
     endpoint({ ...common, method: 'get', path: '/webhooks', summary: 'Your endpoints', ok: z.array(WebhookEndpoint) }),
     async (c) => {
-      const endpoints = await listEndpoints(c.var.services.db, c.var.account.id);
+      const endpoints = await listEndpoints(c.get('services').db, c.get('account').id);
       return c.json({ status: 'success' as const, message: endpoints.map(presentEndpoint) }, 200);
     },
   );
@@ -49,20 +49,20 @@ export function webhookRoutes() {
   router.openapi(
     endpoint({ ...common, method: 'delete', path: '/webhooks/:id', summary: 'Delete an endpoint', params: idParam('webhook endpoint'), ok: z.string(), errors: [404] }),
     async (c) => {
-      await deleteEndpoint(c.var.services.db, c.var.account.id, c.req.valid('param').id);
+      await deleteEndpoint(c.get('services').db, c.get('account').id, c.req.valid('param').id);
       return c.json({ status: 'success' as const, message: 'Webhook endpoint deleted.' }, 200);
     },
   );
 
   router.openapi(
     endpoint({ ...common, method: 'post', path: '/webhooks/:id/test', summary: 'Send a webhook.test event to an endpoint', params: idParam('webhook endpoint'), ok: TestEventQueued, errors: [404] }),
-    async (c) => c.json({ status: 'success' as const, message: await sendTestEvent(c.var.services.db, c.var.account.id, c.req.valid('param').id) }, 200),
+    async (c) => c.json({ status: 'success' as const, message: await sendTestEvent(c.get('services').db, c.get('account').id, c.req.valid('param').id) }, 200),
   );
 
   router.openapi(
     endpoint({ ...common, method: 'post', path: '/webhooks/:id/enable', summary: 'Re-enable an endpoint disabled after 5 days of failures', params: idParam('webhook endpoint'), ok: WebhookEndpoint, errors: [404] }),
     async (c) => {
-      const enabled = await enableEndpoint(c.var.services.db, c.var.account.id, c.req.valid('param').id);
+      const enabled = await enableEndpoint(c.get('services').db, c.get('account').id, c.req.valid('param').id);
       return c.json({ status: 'success' as const, message: presentEndpoint(enabled) }, 200);
     },
   );
@@ -78,7 +78,7 @@ export function webhookAdminRoutes() {
   router.openapi(
     endpoint({ ...common, method: 'post', path: '/accounts/:id/webhooks', summary: "Register an endpoint for an account (its secret is shown this once)", params: idParam('account'), jsonBody: RegisterEndpointBody, ok: NewWebhookEndpoint, errors: [404, 409] }),
     async (c) => {
-      const accountId = await existingAccount(c.var.services.db, c.req.valid('param').id);
+      const accountId = await existingAccount(c.get('services').db, c.req.valid('param').id);
       const { secret, ...created } = await registerEndpoint(endpointDeps(c), accountId, c.req.valid('json'));
       return c.json({ status: 'success' as const, message: { ...presentEndpoint(created), secret } }, 200);
     },
@@ -87,7 +87,7 @@ export function webhookAdminRoutes() {
   router.openapi(
     endpoint({ ...common, method: 'get', path: '/accounts/:id/webhooks', summary: "An account's endpoints", params: idParam('account'), ok: z.array(WebhookEndpoint), errors: [404] }),
     async (c) => {
-      const { db } = c.var.services;
+      const { db } = c.get('services');
       const endpoints = await listEndpoints(db, await existingAccount(db, c.req.valid('param').id));
       return c.json({ status: 'success' as const, message: endpoints.map(presentEndpoint) }, 200);
     },
@@ -98,14 +98,14 @@ export function webhookAdminRoutes() {
     async (c) => {
       const query = c.req.valid('query');
       const page = pageRequest(query, 20);
-      const { data, total } = await listDeliveries(c.var.services.db, { status: query.status, ...page });
+      const { data, total } = await listDeliveries(c.get('services').db, { status: query.status, ...page });
       return c.json({ status: 'success' as const, message: pageObject(c, 'data', data, total, page) }, 200);
     },
   );
 
   router.openapi(
     endpoint({ ...common, method: 'post', path: '/webhook-deliveries/:id/retry', summary: 'Send a delivery once more, now', params: idParam('webhook delivery'), ok: WebhookDelivery, errors: [404, 409] }),
-    async (c) => c.json({ status: 'success' as const, message: await retryDelivery(c.var.services.db, c.req.valid('param').id) }, 200),
+    async (c) => c.json({ status: 'success' as const, message: await retryDelivery(c.get('services').db, c.req.valid('param').id) }, 200),
   );
 
   return router;

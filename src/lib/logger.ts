@@ -35,8 +35,13 @@ export function serializeError(err: unknown, redact: string[] = [], depth = 0): 
 
 const scrub = (text: string, secrets: string[]) => secrets.reduce((out, secret) => out.split(secret).join('[redacted]'), text);
 
-/** `destination`: where the lines go (stderr unless a caller, such as a test, collects them). */
-export function createLogger(level: LogLevel, destination: LogDestination = pino.destination({ dest: 2, sync: true })): Logger {
+/**
+ * `destination`: where the lines go (stderr unless a caller, such as a test, collects them). Stderr is written
+ * asynchronously: a synchronous write per request line put a system call on every request's path, while lines
+ * written meanwhile now go out together. What is still buffered is written when the process exits (pino flushes
+ * on exit), so the last lines before `process.exit` are kept; only a SIGKILL can lose the lines of that moment.
+ */
+export function createLogger(level: LogLevel, destination: LogDestination = pino.destination({ dest: 2, sync: false })): Logger {
   return pino(
     {
       level,

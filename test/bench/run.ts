@@ -16,7 +16,7 @@ import { QUEUE_NAMES } from '../../src/queues/index.js';
 import { bareHonoCeiling, bullmqCeiling, rawTxCeiling, removeRawTxRows, sameBytesCeiling } from './ceilings.js';
 import { createAccounts, dropDatabase, issueTokens, loadCatalog, loadCodes, loadOrderHistory, loadReviews, registerEndpoints, resetDatabase } from './data.js';
 import { startCountingReceiver } from './receiver.js';
-import { freePort, sleep, spawnTs, waitForHttp, type Child } from '../helpers/processes.js';
+import { freePort, sleep, spawnTs, waitForHttp, type Child, type SpawnOptions } from '../helpers/processes.js';
 import { loadVolume, timerPlans } from './plans.js';
 import { Report } from './report.js';
 import { cardOrders, endToEnd, measureHttp, measureHttpAcross, readBodies, readPaths, reads, topUpOrders, waitForCardOrders, type Target } from './scenarios.js';
@@ -46,14 +46,18 @@ const serviceEnv = {
   CODE_ENCRYPTION_KEY: key.toString('hex'),
   HOST: '127.0.0.1',
   PORT: String(port),
-  LOG_LEVEL: 'error',
+  // Every request logs its line, as in production; the bench shows only the warnings and errors.
+  LOG_LEVEL: 'info',
   // The webhook scenario's receiver listens on 127.0.0.1.
   WEBHOOK_ALLOW_PRIVATE: 'true',
 };
 const config = loadConfig(serviceEnv);
 /** `--profile <dir>`: every service process writes a V8 CPU profile there when it stops (open it in Chrome DevTools). */
 const profileAt = process.argv.indexOf('--profile');
-const profileFlags = profileAt > 0 && process.argv[profileAt + 1] ? ['--cpu-prof', `--cpu-prof-dir=${process.argv[profileAt + 1]}`] : [];
+const spawnOptions: SpawnOptions = {
+  nodeFlags: profileAt > 0 && process.argv[profileAt + 1] ? ['--cpu-prof', `--cpu-prof-dir=${process.argv[profileAt + 1]}`] : [],
+  showLine: (line) => !/^\{"level":"(debug|info)"/.test(line),
+};
 
 const cleanups: Array<() => Promise<unknown>> = [];
 const step = (text: string) => process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${text}\n`);
@@ -222,7 +226,7 @@ async function measureService(report: Report, { sql }: Database, data: Data): Pr
   step('end to end');
   report.add('e2e.card.1-worker', await endToEnd(target, cardOrders(catalog, tokens), size.e2eOrders), 'ceiling.bullmq.update');
   await drain(target);
-  const worker = spawnTs('workers/main.ts', serviceEnv);
+  const worker = spawnTs('workers/main.ts', serviceEnv, spawnOptions);
   cleanups.push(() => worker.stop());
   await waitForWorkers(2, worker);
   secondWorker = worker;
@@ -255,7 +259,7 @@ async function measureService(report: Report, { sql }: Database, data: Data): Pr
 
   step('scale-out: the same load on one API process, then spread over two (the second without workers)');
   const apiPort = await freePort();
-  const api2 = spawnTs('src/main.ts', { ...serviceEnv, PORT: String(apiPort), RUN_WORKERS: 'false' });
+  const api2 = spawnTs('src/main.ts', { ...serviceEnv, PORT: String(apiPort), RUN_WORKERS: 'false' }, spawnOptions);
   cleanups.push(() => api2.stop());
   await waitForHttp(`http://127.0.0.1:${apiPort}/health`, api2);
   secondApi = api2;
@@ -269,7 +273,7 @@ async function measureService(report: Report, { sql }: Database, data: Data): Pr
 
   step('behind a transaction pooler (C21): an API process with DATABASE_PREPARED_STATEMENTS=false, the same load');
   const unnamedPort = await freePort();
-  const unnamed = spawnTs('src/main.ts', { ...serviceEnv, PORT: String(unnamedPort), RUN_WORKERS: 'false', DATABASE_PREPARED_STATEMENTS: 'false' });
+  const unnamed = spawnTs('src/main.ts', { ...serviceEnv, PORT: String(unnamedPort), RUN_WORKERS: 'false', DATABASE_PREPARED_STATEMENTS: 'false' }, spawnOptions);
   cleanups.push(() => unnamed.stop());
   await waitForHttp(`http://127.0.0.1:${unnamedPort}/health`, unnamed);
   unnamedApi = unnamed;
@@ -288,7 +292,7 @@ async function measureService(report: Report, { sql }: Database, data: Data): Pr
 
 /** Starts an entry point with the service's environment and waits for its health endpoint. */
 async function start(file: string, env: Record<string, string> = {}): Promise<Child> {
-  const child = spawnTs(file, { ...serviceEnv, ...env }, profileFlags);
+  const child = spawnTs(file, { ...serviceEnv, ...env }, spawnOptions);
   cleanups.push(() => child.stop());
   await waitForHttp(`http://127.0.0.1:${port}/health`, child);
   return child;

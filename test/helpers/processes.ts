@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 /** Repository root: children run from here so `--import tsx` and relative paths resolve. */
@@ -21,18 +22,29 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
+export type SpawnOptions = {
+  /** Node flags before the file (`--cpu-prof`, which NODE_OPTIONS does not take). */
+  nodeFlags?: string[];
+  /** Which lines of its stderr to show (all when unset). */
+  showLine?: (line: string) => boolean;
+};
+
 /**
  * Runs a TypeScript entry point in its own Node process (as `npm start` / `npm run worker` do),
- * so the load generator never shares an event loop with the server it measures. `nodeFlags` go before the file
- * (`--cpu-prof`, which NODE_OPTIONS does not take).
+ * so the load generator never shares an event loop with the server it measures.
  */
-export function spawnTs(file: string, env: Record<string, string>, nodeFlags: string[] = []): Child {
+export function spawnTs(file: string, env: Record<string, string>, { nodeFlags = [], showLine }: SpawnOptions = {}): Child {
   const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', file], {
     cwd: ROOT,
     env: { ...process.env, ...env },
-    // stdout carries only the start banner; logs (stderr, errors only) stay visible.
-    stdio: ['ignore', 'ignore', 'inherit'],
+    // stdout carries only the start banner; logs (stderr) stay visible.
+    stdio: ['ignore', 'ignore', showLine ? 'pipe' : 'inherit'],
   });
+  if (showLine) {
+    createInterface({ input: child.stderr! }).on('line', (line) => {
+      if (showLine(line)) process.stderr.write(`${line}\n`);
+    });
+  }
   return supervise(child, file);
 }
 

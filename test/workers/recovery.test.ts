@@ -121,8 +121,8 @@ describe('recovery', () => {
     const queue = app.services.queues.fulfilment;
     const utr = newUtr('card');
     // The job is taken while the order is not committed yet: it finds no order and completes.
-    const lines = await checkCardOrder(app.services.db, [{ serviceId: service.id, quantity: 1 }]);
-    await app.services.db.$client.begin(async (tx) => {
+    await app.services.db.transaction(async (tx) => {
+      const lines = await checkCardOrder(tx, [{ serviceId: service.id, quantity: 1 }]);
       const placed = await placeOrder(tx, { accountId: buyer.accountId, kind: 'card', utr, topUpId: null, informations: null, lines, idempotency: null });
       if (placed.kind !== 'placed') throw new Error('not placed');
       await queue.add('fulfil', { orderId: placed.orderId, utr }, { jobId: utr });

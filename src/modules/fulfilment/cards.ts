@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import type { DbOrTx, Tx } from '../../db/client.js';
+import { builtStatement, type DbOrTx, type Tx } from '../../db/client.js';
 import { cardCodes, cardSales, cardServices, orderLines, orders } from '../../db/schema.js';
 import { noteStockLevels } from '../inventory/low-stock.js';
 import { statusChange, unobserved, type StatusChange, type StatusObserver } from '../orders/events.js';
@@ -43,11 +43,11 @@ export async function fulfilCardOrder(db: DbOrTx, orderId: number, observe: Stat
  * (not added to cards.sell_count, so concurrent fulfilments of one card never wait on its row).
  * Nothing is assigned unless the order is a card order that may still complete. Null: no such card order.
  */
-async function assignOwedCodes(tx: Tx, orderId: number): Promise<Assignment | null> {
+const assignment = builtStatement<'orderId'>((slot) => {
   const completable = sql.join(sourcesOf(ORDER_STATUS.completed).map((s) => sql`${s}`), sql`, `);
-  const [row] = await tx.execute<Assignment>(sql`
+  return sql`
     with locked as (
-      select id, status from ${orders} where id = ${orderId} and kind = 'card' for no key update
+      select id, status from ${orders} where id = ${slot('orderId')}::int and kind = 'card' for no key update
     ), owed as (
       select l.id, l.card_service_id, l.codes_owed, s.card_id
       from ${orderLines} l join ${cardServices} s on s.id = l.card_service_id
@@ -79,7 +79,11 @@ async function assignOwedCodes(tx: Tx, orderId: number): Promise<Assignment | nu
     select locked.status,
       (select array_agg(distinct card_service_id) from per_line where delivered > 0) as drawn_services,
       coalesce((select bool_or(codes_owed > delivered) from per_line), false) as short
-    from locked`);
+    from locked`;
+});
+
+async function assignOwedCodes(tx: Tx, orderId: number): Promise<Assignment | null> {
+  const [row] = await tx.execute<Assignment>(assignment({ orderId }));
   return row ?? null;
 }
 

@@ -41,7 +41,7 @@ export async function placeCardOrder(
   }
   const lines = await checkCardOrder(deps.db, requested);
   const request = { service_ids: input.lines.map((l) => l.serviceId), quantities: input.lines.map((l) => l.quantity) };
-  const placed = await placeOrder(deps.db.$client, {
+  const placed = await placeOrder(deps.db, {
     accountId: input.accountId,
     kind: 'card',
     utr: newUtr('card'),
@@ -60,7 +60,7 @@ export async function placeTopUpOrder(
   input: { accountId: number; topUpId: number; serviceId: number; fields: Record<string, unknown>; idempotencyKey: string | null },
 ): Promise<{ utr: string }> {
   const { informations } = await checkTopUpOrder(deps.db, input);
-  const placed = await placeOrder(deps.db.$client, {
+  const placed = await placeOrder(deps.db, {
     accountId: input.accountId,
     kind: 'top_up',
     utr: newUtr('top_up'),

@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { and, eq, fillPlaceholders, sql } from 'drizzle-orm';
-import { PgDialect } from 'drizzle-orm/pg-core';
-import { builtOnce, type Db, type SqlClient } from '../../db/client.js';
+import { and, eq, sql } from 'drizzle-orm';
+import { builtOnce, builtStatement, type Db, type DbOrTx } from '../../db/client.js';
 import { retryingConflicts } from '../../db/conflicts.js';
 import { ACTIVE, liveProduct, names } from '../../db/kinds.js';
-import { cardServices, cards, topUpServices, topUps, type OrderField, type ProductKind } from '../../db/schema.js';
+import { cardServices, cards, idempotencyKeys, topUpServices, topUps, type OrderField, type ProductKind } from '../../db/schema.js';
 import { AppError, validationError } from '../../errors.js';
 import { isBlank, isStorableText, NOT_STORABLE } from '../../lib/text.js';
 import { sha256 } from '../../lib/crypto.js';
@@ -131,101 +130,93 @@ export const unitPriceSql = (price: string, discount: string, type: string) =>
   );
 
 type PlacementValue = 'lines' | 'accountId' | 'key' | 'endpoint' | 'digest' | 'answer' | 'utr' | 'topUpId' | 'informations';
-const slot = (name: PlacementValue) => sql.placeholder(name);
-const dialect = new PgDialect();
 
-/**
- * The placement statement of each product kind, its text built once: drizzle would build it again for every order
- * (a tenth of the API's CPU while placing orders); this way an order only fills in its values.
- */
-const placementStatements = (() => {
-  const build = (kind: ProductKind) => {
-    const t = names(kind);
-    const services = sql.identifier(t.services);
-    const { sql: text, params } = dialect.sqlToQuery(
-      sql`
-      with req as (
-        select * from jsonb_to_recordset(${slot('lines')}::jsonb) as r(pos int, service_id int, qty int, card_id int)
-      ), claim as (
-        insert into idempotency_keys as k (account_id, key, endpoint, request_digest, response_status, response_body)
-        select ${slot('accountId')}::int, ${slot('key')}::text, ${slot('endpoint')}::text, ${slot('digest')}::bytea,
-               200, ${slot('answer')}::jsonb
-        where ${slot('key')}::text is not null
-        on conflict (account_id, key) do update
-          set endpoint = excluded.endpoint, request_digest = excluded.request_digest, response_status = excluded.response_status,
-              response_body = excluded.response_body, created_at = now()
-          where k.created_at < now() - interval '24 hours'
-        returning 1
-      ), go as (
-        select 1 where ${slot('key')}::text is null or exists (select 1 from claim)
-      ), locked as (
-        -- Campaign units are sold only at the pricing of the campaign that applies today (C9, one rule), which
-        -- must be the one the service carries: between a campaign change and the sync, units sell at the regular price.
-        -- NO KEY UPDATE: it serialises reservations, yet does not block the foreign-key checks of other orders' lines
-        -- (a FOR UPDATE here deadlocked with an order of the same account holding the account row).
-        select s.id, s.price, s.discount, s.discount_type, s.offered_sell, s.max_sell, s.campaign_id
-        from ${services} s
-        cross join lateral ${applicableMembership(kind, sql`s.id`, sql`current_date`)} m
-        where s.id in (select service_id from req) and s.is_offered = 1 and s.campaign_id = m.campaign_id
-          and exists (select 1 from go)
-        order by s.id
-        for no key update of s
-      ), alloc as (
-        select l.id, l.campaign_id, greatest(0, least(r.qty, l.max_sell - l.offered_sell)) as n,
-               ${unitPriceSql('l.price', 'l.discount', 'l.discount_type')} as unit
-        from locked l join req r on r.service_id = l.id
-      ), reserve as (
-        update ${services} s set offered_sell = s.offered_sell + a.n, updated_at = now()
-        from alloc a where s.id = a.id and a.n > 0
-        returning s.id
-      ), regular as (
-        -- While is_offered = 1 the service's own fields are the campaign pricing; the regular one is in old_data.
-        select s.id,
-               case when s.is_offered = 1 and s.old_data is not null then (s.old_data->>'price')::numeric else s.price end as price,
-               case when s.is_offered = 1 and s.old_data is not null then (s.old_data->>'discount')::numeric else s.discount end as discount,
-               case when s.is_offered = 1 and s.old_data is not null then s.old_data->>'discount_type' else s.discount_type end as discount_type
-        from ${services} s where s.id in (select service_id from req)
-      ), priced as (
-        select r.pos, r.service_id, r.qty, r.card_id, g.price as base_price, x.unit,
-               coalesce(a.n, 0) as campaign_units,
-               case when a.n > 0 then a.unit end as campaign_unit_price,
-               case when a.n > 0 then a.campaign_id end as campaign_id,
-               coalesce(a.n, 0) * coalesce(a.unit, 0) + (r.qty - coalesce(a.n, 0)) * x.unit as line_total
-        from req r
-        join regular g on g.id = r.service_id
-        cross join lateral (select ${unitPriceSql('g.price', 'g.discount', 'g.discount_type')} as unit) x
-        left join alloc a on a.id = r.service_id
-      ), debit as (
-        update accounts a set balance = a.balance - t.amount, updated_at = now(),
-               ${sql.identifier(t.orderCount)} = a.${sql.identifier(t.orderCount)} + 1
-        from (select sum(line_total) as amount from priced) t
-        where a.id = ${slot('accountId')}::int and exists (select 1 from go)
-        returning a.id, a.balance, a.currency, a.currency_symbol, t.amount
-      ), placed as (
-        insert into orders (utr, account_id, kind, top_up_id, status, total, currency, currency_symbol, informations)
-        select ${slot('utr')}::text, d.id, ${kind}, ${slot('topUpId')}::int, ${ORDER_STATUS.initiate}, d.amount, d.currency,
-               d.currency_symbol, ${slot('informations')}::jsonb
-        from debit d
-        returning id
-      ), ledger as (
-        insert into balance_ledger (account_id, amount, balance_after, kind, order_id)
-        select d.id, -d.amount, d.balance, 'order_debit', p.id from debit d, placed p
-      ), written_lines as (
-        insert into order_lines (order_id, ${sql.identifier(t.lineService)}, card_id, quantity, base_price, discount, unit_price,
-                                 campaign_units, campaign_unit_price, campaign_id, line_total, codes_owed)
-        select p.id, q.service_id, q.card_id, q.qty, q.base_price, q.base_price - q.unit, q.unit,
-               q.campaign_units, q.campaign_unit_price, q.campaign_id, q.line_total,
-               ${kind === 'card' ? sql`q.qty` : sql`0`}
-        from placed p, priced q
-        order by q.pos
-      )
-      select p.id as order_id from placed p`,
-    );
-    return (client: SqlClient, values: Record<PlacementValue, unknown>) =>
-      client.unsafe<Array<{ order_id: number }>>(text, fillPlaceholders(params, values) as never[]);
-  };
-  return { card: build('card'), top_up: build('top_up') };
-})();
+/** The placement statement of a product kind, its text built once (see builtStatement). */
+function placementStatement(kind: ProductKind) {
+  const t = names(kind);
+  const services = sql.identifier(t.services);
+  return builtStatement<PlacementValue>(
+    (slot) => sql`
+    with req as (
+      select * from jsonb_to_recordset(${slot('lines')}::jsonb) as r(pos int, service_id int, qty int, card_id int)
+    ), claim as (
+      insert into idempotency_keys as k (account_id, key, endpoint, request_digest, response_status, response_body)
+      select ${slot('accountId')}::int, ${slot('key')}::text, ${slot('endpoint')}::text, ${slot('digest')}::bytea,
+             200, ${slot('answer')}::jsonb
+      where ${slot('key')}::text is not null
+      on conflict (account_id, key) do update
+        set endpoint = excluded.endpoint, request_digest = excluded.request_digest, response_status = excluded.response_status,
+            response_body = excluded.response_body, created_at = now()
+        where k.created_at < now() - interval '24 hours'
+      returning 1
+    ), go as (
+      select 1 where ${slot('key')}::text is null or exists (select 1 from claim)
+    ), locked as (
+      -- Campaign units are sold only at the pricing of the campaign that applies today (C9, one rule), which
+      -- must be the one the service carries: between a campaign change and the sync, units sell at the regular price.
+      -- NO KEY UPDATE: it serialises reservations, yet does not block the foreign-key checks of other orders' lines
+      -- (a FOR UPDATE here deadlocked with an order of the same account holding the account row).
+      select s.id, s.price, s.discount, s.discount_type, s.offered_sell, s.max_sell, s.campaign_id
+      from ${services} s
+      cross join lateral ${applicableMembership(kind, sql`s.id`, sql`current_date`)} m
+      where s.id in (select service_id from req) and s.is_offered = 1 and s.campaign_id = m.campaign_id
+        and exists (select 1 from go)
+      order by s.id
+      for no key update of s
+    ), alloc as (
+      select l.id, l.campaign_id, greatest(0, least(r.qty, l.max_sell - l.offered_sell)) as n,
+             ${unitPriceSql('l.price', 'l.discount', 'l.discount_type')} as unit
+      from locked l join req r on r.service_id = l.id
+    ), reserve as (
+      update ${services} s set offered_sell = s.offered_sell + a.n, updated_at = now()
+      from alloc a where s.id = a.id and a.n > 0
+      returning s.id
+    ), regular as (
+      -- While is_offered = 1 the service's own fields are the campaign pricing; the regular one is in old_data.
+      select s.id,
+             case when s.is_offered = 1 and s.old_data is not null then (s.old_data->>'price')::numeric else s.price end as price,
+             case when s.is_offered = 1 and s.old_data is not null then (s.old_data->>'discount')::numeric else s.discount end as discount,
+             case when s.is_offered = 1 and s.old_data is not null then s.old_data->>'discount_type' else s.discount_type end as discount_type
+      from ${services} s where s.id in (select service_id from req)
+    ), priced as (
+      select r.pos, r.service_id, r.qty, r.card_id, g.price as base_price, x.unit,
+             coalesce(a.n, 0) as campaign_units,
+             case when a.n > 0 then a.unit end as campaign_unit_price,
+             case when a.n > 0 then a.campaign_id end as campaign_id,
+             coalesce(a.n, 0) * coalesce(a.unit, 0) + (r.qty - coalesce(a.n, 0)) * x.unit as line_total
+      from req r
+      join regular g on g.id = r.service_id
+      cross join lateral (select ${unitPriceSql('g.price', 'g.discount', 'g.discount_type')} as unit) x
+      left join alloc a on a.id = r.service_id
+    ), debit as (
+      update accounts a set balance = a.balance - t.amount, updated_at = now(),
+             ${sql.identifier(t.orderCount)} = a.${sql.identifier(t.orderCount)} + 1
+      from (select sum(line_total) as amount from priced) t
+      where a.id = ${slot('accountId')}::int and exists (select 1 from go)
+      returning a.id, a.balance, a.currency, a.currency_symbol, t.amount
+    ), placed as (
+      insert into orders (utr, account_id, kind, top_up_id, status, total, currency, currency_symbol, informations)
+      select ${slot('utr')}::text, d.id, ${kind}, ${slot('topUpId')}::int, ${ORDER_STATUS.initiate}, d.amount, d.currency,
+             d.currency_symbol, ${slot('informations')}::jsonb
+      from debit d
+      returning id
+    ), ledger as (
+      insert into balance_ledger (account_id, amount, balance_after, kind, order_id)
+      select d.id, -d.amount, d.balance, 'order_debit', p.id from debit d, placed p
+    ), written_lines as (
+      insert into order_lines (order_id, ${sql.identifier(t.lineService)}, card_id, quantity, base_price, discount, unit_price,
+                               campaign_units, campaign_unit_price, campaign_id, line_total, codes_owed)
+      select p.id, q.service_id, q.card_id, q.qty, q.base_price, q.base_price - q.unit, q.unit,
+             q.campaign_units, q.campaign_unit_price, q.campaign_id, q.line_total,
+             ${kind === 'card' ? sql`q.qty` : sql`0`}
+      from placed p, priced q
+      order by q.pos
+    )
+    select p.id as order_id from placed p`,
+  );
+}
+
+const placementStatements = { card: placementStatement('card'), top_up: placementStatement('top_up') };
 
 /**
  * Places an order in ONE statement (one round trip, one implicit transaction): claim the Idempotency-Key,
@@ -241,7 +232,7 @@ const placementStatements = (() => {
  * - Idempotency: the key row is inserted with the final answer, so a concurrent repeat waits on the key
  *   and then replays it; an expired key (older than 24 h) is taken over.
  */
-export async function placeOrder(client: SqlClient, input: PlaceOrder): Promise<Placed> {
+export async function placeOrder(db: DbOrTx, input: PlaceOrder): Promise<Placed> {
   const idem = input.idempotency;
   const values: Record<PlacementValue, unknown> = {
     lines: JSON.stringify(input.lines.map((l, pos) => ({ pos, service_id: l.serviceId, qty: l.quantity, card_id: l.cardId }))),
@@ -258,7 +249,7 @@ export async function placeOrder(client: SqlClient, input: PlaceOrder): Promise<
 
   let rows: Array<Record<string, unknown>>;
   try {
-    rows = await retryingConflicts(() => place(client, values));
+    rows = await retryingConflicts(() => db.execute(place(values)));
   } catch (err) {
     if (isInsufficientBalance(err)) throw new AppError('insufficient_balance');
     throw err;
@@ -266,17 +257,18 @@ export async function placeOrder(client: SqlClient, input: PlaceOrder): Promise<
   const placed = rows[0];
   if (placed) return { kind: 'placed', orderId: Number(placed.order_id), utr: input.utr };
   if (!idem) throw new Error('order placement wrote nothing without an Idempotency-Key');
-  return replay(client, input.accountId, idem);
+  return replay(db, input.accountId, idem);
 }
 
 /** The key was already used: the first order for the same request, 409 for a different one. */
-async function replay(client: SqlClient, accountId: number, idem: Idempotency): Promise<Placed> {
-  const [row] = await client<Array<{ endpoint: string; request_digest: Buffer; response_status: number | null; response_body: { utr: string } }>>`
-    select endpoint, request_digest, response_status, response_body from idempotency_keys
-    where account_id = ${accountId} and key = ${idem.key}`;
-  if (!row || row.response_status === null) throw new AppError('idempotency_in_progress');
-  if (row.endpoint !== idem.endpoint || !row.request_digest.equals(idem.digest)) throw new AppError('idempotency_conflict');
-  return { kind: 'replayed', utr: row.response_body.utr };
+async function replay(db: DbOrTx, accountId: number, idem: Idempotency): Promise<Placed> {
+  const [row] = await db
+    .select()
+    .from(idempotencyKeys)
+    .where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, idem.key)));
+  if (!row || row.responseStatus === null) throw new AppError('idempotency_in_progress');
+  if (row.endpoint !== idem.endpoint || !row.requestDigest.equals(idem.digest)) throw new AppError('idempotency_conflict');
+  return { kind: 'replayed', utr: (row.responseBody as { utr: string }).utr };
 }
 
 function isInsufficientBalance(err: unknown): boolean {

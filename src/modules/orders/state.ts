@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import type { DbOrTx } from '../../db/client.js';
+import { builtStatement, type DbOrTx } from '../../db/client.js';
 import type { OrderStatusCode, ProductKind, WebhookEventType } from '../../db/schema.js';
 import { wantingEndpoints } from '../webhooks/outbox.js';
 import { fromCents, toCents } from '../../lib/money.js';
@@ -91,24 +91,36 @@ export async function transitionOrder(
   to: OrderStatus,
   extra: { note?: string; refundedAmount?: string } = {},
 ): Promise<TransitionedOrder | null> {
-  const from = sourcesOf(to);
-  if (from.length === 0) return null;
+  if (sourcesOf(to).length === 0) return null;
+  let statement = transitionStatements.get(to);
+  if (!statement) transitionStatements.set(to, (statement = transitionStatement(to)));
+  const refundedAmount = extra.refundedAmount === undefined ? null : fromCents(toCents(extra.refundedAmount));
+  const rows = await db.execute<TransitionedOrder>(statement({ orderId, note: extra.note ?? null, refundedAmount }));
+  return rows[0] ?? null;
+}
+
+/** The move to each status, its text built once (see builtStatement) when first needed. */
+const transitionStatements = new Map<OrderStatus, ReturnType<typeof transitionStatement>>();
+
+function transitionStatement(to: OrderStatus) {
   const event = EVENT_OF_STATUS[to] ?? null;
-  const rows = await db.execute<TransitionedOrder>(sql`
+  return builtStatement<'orderId' | 'note' | 'refundedAmount'>(
+    (slot) => sql`
     with before as (
       -- Locking returns the row as it is now, so previous_status is exact even under a concurrent move.
-      select id, status from orders where id = ${orderId} for no key update
+      select id, status from orders where id = ${slot('orderId')}::int for no key update
     ),
     moved as (
+      -- A note or refunded amount not given (null) leaves the order's own.
       update orders set
         status = ${to},
         updated_at = now(),
         completed_at = ${to === ORDER_STATUS.completed ? sql`now()` : sql`orders.completed_at`},
-        note = ${extra.note !== undefined ? sql`${extra.note}` : sql`orders.note`},
-        refunded_amount = ${extra.refundedAmount !== undefined ? sql`${fromCents(toCents(extra.refundedAmount))}::numeric` : sql`orders.refunded_amount`}
+        note = coalesce(${slot('note')}::text, orders.note),
+        refunded_amount = coalesce(${slot('refundedAmount')}::numeric, orders.refunded_amount)
       from before
       where orders.id = before.id
-        and orders.status in (${sql.join(from.map((s) => sql`${s}`), sql`, `)})
+        and orders.status in (${sql.join(sourcesOf(to).map((s) => sql`${s}`), sql`, `)})
       returning orders.id, orders.utr, orders.account_id, orders.kind, orders.status, before.status as previous_status,
         orders.total, orders.currency, orders.refunded_amount, orders.updated_at, orders.completed_at
     ),
@@ -134,6 +146,6 @@ export async function transitionOrder(
     select id::float8 as id, utr, account_id as "accountId", kind, status, previous_status as "previousStatus", total,
       refunded_amount as "refundedAmount", updated_at as "updatedAt", completed_at as "completedAt"
     from moved
-  `);
-  return rows[0] ?? null;
+  `,
+  );
 }

@@ -70,11 +70,18 @@ function dropRestOfBody(req: IncomingMessage, res: ServerResponse): Promise<void
   if (keptAlive) req.once('end', () => clearTimeout(timer));
   req.resume();
   return new Promise((resolve) => {
-    if (keptAlive) req.once('close', () => resolve());
-    socket.once('close', () => {
+    const closed = () => {
       clearTimeout(timer);
       resolve();
-    });
+    };
+    socket.once('close', closed);
+    // A kept-alive socket serves further requests: one listener per request left on it would pile up.
+    if (keptAlive) {
+      req.once('close', () => {
+        socket.off('close', closed);
+        resolve();
+      });
+    }
   });
 }
 

@@ -154,7 +154,7 @@ describe('limits answered in the envelope, readable by the client (C2)', () => {
 
   it('answers 413 to a chunked body once its count passes the limit, not at its end', async () => {
     const result = await blast(
-      'POST /api/card/make-order HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n',
+      'POST /admin/accounts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer wrong-admin-token\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n',
       100 * MB,
       { chunked: true },
     );
@@ -173,7 +173,7 @@ describe('limits answered in the envelope, readable by the client (C2)', () => {
         if (text.includes('too large')) socket.destroy();
       });
       socket.on('close', () => resolve(text));
-      socket.write(`POST /api/card/make-order HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${100 * MB}\r\nExpect: 100-continue\r\n\r\n`);
+      socket.write(`POST /admin/accounts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer wrong-admin-token\r\nContent-Type: application/json\r\nContent-Length: ${100 * MB}\r\nExpect: 100-continue\r\n\r\n`);
     });
     expect(answer).toMatch(/^HTTP\/1\.1 413 /);
     expect(answer).not.toContain('100 Continue');
@@ -212,6 +212,29 @@ describe('limits answered in the envelope, readable by the client (C2)', () => {
       expect(result.answer).toMatch(/^HTTP\/1\.1 413 /);
       expect(result.answer.endsWith(envelope)).toBe(true);
     }
+  });
+
+  it('a keep-alive connection whose requests are each refused before their body arrives holds no listener per request', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => void (warning.name === 'MaxListenersExceededWarning' && warnings.push(warning.message));
+    process.on('warning', onWarning);
+    const socket = createConnection({ port, host: '127.0.0.1' });
+    let received = '';
+    socket.on('data', (data) => (received += data.toString('latin1')));
+    try {
+      for (let n = 1; n <= 15; n++) {
+        // The headers alone: the answer (401) comes before the body, which follows it and is dropped.
+        socket.write('POST /admin/accounts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer wrong-admin-token\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n');
+        while ((received.match(/HTTP\/1\.1 401/g) ?? []).length < n) await sleep(5);
+        socket.write(Buffer.alloc(100, 120));
+      }
+      await sleep(50);
+      expect(socket.destroyed, 'the connection stayed open').toBe(false);
+    } finally {
+      socket.destroy();
+      process.off('warning', onWarning);
+    }
+    expect(warnings).toEqual([]);
   });
 
   it('a known path asked with another method gets 405 naming the methods it takes, in the envelope of its interface', async () => {

@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect, inject } from 'vitest';
+import { afterAll, beforeAll, expect, inject } from 'vitest';
+import { createTestDatabase } from './harness.js';
 import { freePort, runEntry, TEST_METRICS_TOKEN, waitForHttp, type Run } from './processes.js';
 
 /**
@@ -51,4 +54,25 @@ export function entryPoints({ databaseUrl, keyDir }: { databaseUrl: () => string
   };
 
   return { serviceEnv, start, startServing, failsWithOneLine, stopAll };
+}
+
+/**
+ * `entryPoints` on a database and a code-key folder of the test file's own, made before its tests and removed after
+ * them (with every process started stopped first).
+ */
+export function entryPointsOnOwnDatabase() {
+  let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
+  let keyDir = '';
+  const databaseUrl = () => database!.url;
+  const entries = entryPoints({ databaseUrl, keyDir: () => keyDir });
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    keyDir = await mkdtemp(join(tmpdir(), 'topup-key-'));
+  });
+  afterAll(async () => {
+    await entries.stopAll();
+    await database?.drop();
+    if (keyDir) await rm(keyDir, { recursive: true, force: true });
+  });
+  return { ...entries, databaseUrl };
 }

@@ -6,9 +6,9 @@ import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { entryPointsOnOwnDatabase } from '../helpers/entry.js';
 import { createTestDatabase } from '../helpers/harness.js';
-import { entryPoints } from '../helpers/entry.js';
 import { freePort, ROOT, runEntry, sleep, waitForHttp } from '../helpers/processes.js';
 import { ownRedis } from '../helpers/redis-server.js';
 
@@ -17,18 +17,7 @@ import { ownRedis } from '../helpers/redis-server.js';
  * line naming the variable and exit code 1; SIGTERM finishes what is in flight and exits 0 within
  * SHUTDOWN_TIMEOUT_MS, even with Redis gone; a second signal exits at once.
  */
-let database: Awaited<ReturnType<typeof createTestDatabase>>;
-let keyDir: string;
-const { serviceEnv, start, startServing, failsWithOneLine, stopAll } = entryPoints({ databaseUrl: () => database.url, keyDir: () => keyDir });
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-  keyDir = await mkdtemp(join(tmpdir(), 'topup-key-'));
-});
-afterAll(async () => {
-  await stopAll();
-  await database?.drop();
-});
+const { serviceEnv, start, startServing, failsWithOneLine, databaseUrl } = entryPointsOnOwnDatabase();
 
 describe('a problem at start is one line naming the variable (C20)', () => {
   it('PostgreSQL on a dead port', async () => {
@@ -156,7 +145,7 @@ describe('stopping (C20)', () => {
   it('SIGTERM during a code import lets it finish and answer, however its workers stop beside it', async () => {
     const env = await serviceEnv({ SHUTDOWN_TIMEOUT_MS: '8000' });
     const run = await startServing(env);
-    const sql = postgres(database.url, { max: 1, onnotice: () => {} });
+    const sql = postgres(databaseUrl(), { max: 1, onnotice: () => {} });
     const [service] = await sql<{ id: number }[]>`select id from card_services order by id limit 1`;
     await sql.end();
     // 200 codes, sent slowly: the upload is still arriving when the signal comes.

@@ -85,24 +85,22 @@ describe('A6 validation (C4) and refusals', () => {
     expect(await expectFailure(await api.postJson('/api/top-up/make-order', {}), 422)).toHaveLength(2);
   });
 
-  it('answers 400 for a malformed JSON body', async () => {
+  /** A top-up order whose body is sent as written, under `contentType`. */
+  const sendRaw = async (contentType: string, body: string) => {
     const { keys } = await buyer(app);
-    const response = await app.request('/api/top-up/make-order', {
+    return app.request('/api/top-up/make-order', {
       method: 'POST',
-      headers: { Authorization: await tokenFor(app, keys), 'Content-Type': 'application/json' },
-      body: '{"topUpId": 1,',
+      headers: { Authorization: await tokenFor(app, keys), 'Content-Type': contentType },
+      body,
     });
-    expect(await expectFailure(response, 400)).toBe('The request body is not a valid JSON object.');
+  };
+
+  it('answers 400 for a malformed JSON body', async () => {
+    expect(await expectFailure(await sendRaw('application/json', '{"topUpId": 1,'), 400)).toBe('The request body is not a valid JSON object.');
   });
 
   it('answers 400 naming JSON and forms for another content type', async () => {
-    const { keys } = await buyer(app);
-    const response = await app.request('/api/top-up/make-order', {
-      method: 'POST',
-      headers: { Authorization: await tokenFor(app, keys), 'Content-Type': 'text/plain' },
-      body: 'topUpId=1',
-    });
-    expect(await expectFailure(response, 400)).toBe('Unsupported content type. Send application/json or a form body.');
+    expect(await expectFailure(await sendRaw('text/plain', 'topUpId=1'), 400)).toBe('Unsupported content type. Send application/json or a form body.');
   });
 });
 

@@ -3,29 +3,17 @@
  * `npm start` (the real entry point, on a fresh database with the demo data): every command must succeed and every
  * `curl` must get a 2xx, so an example that drifts from the service (an id, a date, a field) fails here.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { entryPoints } from '../helpers/entry.js';
-import { createTestDatabase } from '../helpers/harness.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { entryPointsOnOwnDatabase } from '../helpers/entry.js';
 import { ROOT } from '../helpers/processes.js';
 import { readmeShellBlocks, runShell } from '../helpers/readme.js';
 
-let database: Awaited<ReturnType<typeof createTestDatabase>>;
-let keyDir: string;
-const { serviceEnv, startServing, stopAll } = entryPoints({ databaseUrl: () => database.url, keyDir: () => keyDir });
+const { serviceEnv, startServing } = entryPointsOnOwnDatabase();
 
-beforeAll(async () => {
-  database = await createTestDatabase();
-  keyDir = await mkdtemp(join(tmpdir(), 'topup-readme-'));
-});
-afterAll(async () => {
-  await stopAll();
-  await database?.drop();
-  await rm(keyDir, { recursive: true, force: true });
-  await rm(join(ROOT, 'codes.txt'), { force: true });
-});
+// The codes file the operator example writes in the repository root.
+afterAll(() => rm(join(ROOT, 'codes.txt'), { force: true }));
 
 describe('the README examples', () => {
   it('every shell block runs, in order, against a fresh `npm start`', { timeout: 180_000 }, async () => {

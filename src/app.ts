@@ -1,12 +1,13 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { requestId } from 'hono/request-id';
 import type { AppEnv, Envelope } from './http/context.js';
 import type { Services } from './services.js';
 import { bodyLimit } from './http/body-limit.js';
 import { AppError } from './errors.js';
 import { asAppError } from './http/failures.js';
 import { requestLog } from './http/request-log.js';
+import { requestIdentity } from './http/request-id.js';
+import { cachedReadLane } from './http/cached-lane.js';
 import { endpoint, json } from './http/contract.js';
 import { ASSETS_PATH, baseUrl } from './http/urls.js';
 import { protectiveHeaders } from './http/headers.js';
@@ -19,6 +20,7 @@ import { metricsAccess } from './lib/bearer.js';
 import { LIMITS } from './http/server.js';
 import { adminRoutes } from './modules/admin/routes.js';
 import { authRoutes } from './modules/auth/routes.js';
+import { knownSignedInAccount } from './modules/auth/middleware.js';
 import { catalogRoutes } from './modules/catalog/routes.js';
 import { licenseRoutes } from './modules/license/routes.js';
 import { orderRoutes } from './modules/orders/routes.js';
@@ -68,11 +70,14 @@ const envelope = (kind: Envelope) => async (c: Context<AppEnv>, next: () => Prom
   await next();
 };
 
+/** Answers repeated catalog reads before the app does (src/http/cached-lane.ts), with the app's token check. */
+export const createLane = (services: Services) => cachedReadLane(services, knownSignedInAccount);
+
 /** The whole HTTP surface. `services` are opened by the caller (main, tests, bench) and closed by it. */
 export function createApp(services: Services) {
   const app = new OpenAPIHono<AppEnv>();
 
-  app.use('*', requestId({ headerName: 'X-Request-Id' }));
+  app.use('*', requestIdentity);
   app.use('*', protectiveHeaders);
   const methodsOf = allowedMethods(app as never);
   app.use('*', async (c, next) => {

@@ -1,16 +1,17 @@
 import { startWorkerProcess } from '../workers/process.js';
-import { createApp } from './app.js';
+import { createApp, createLane } from './app.js';
 import { bootstrap, exitOnUncaught, onShutdown, startOrExit, StartupError } from './bootstrap.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { until } from './lib/deadline.js';
 import type { Config } from './env.js';
 import { serveHttp, type HttpServer } from './http/server.js';
+import type { Lane } from './http/cached-lane.js';
 import { isDatabaseEmpty, seedDemoData } from './seed/index.js';
 
 /** Listens on HOST:PORT; a port that is taken or not allowed fails the start naming PORT. */
-function listen(fetch: ReturnType<typeof createApp>['fetch'], config: Config): Promise<HttpServer> {
+function listen(fetch: ReturnType<typeof createApp>['fetch'], lane: Lane, config: Config): Promise<HttpServer> {
   return new Promise((resolve, reject) => {
-    const http = serveHttp(fetch, { port: config.PORT, hostname: config.HOST });
+    const http = serveHttp(fetch, { port: config.PORT, hostname: config.HOST, lane });
     http.server.once('listening', () => resolve(http));
     http.server.once('error', (err: NodeJS.ErrnoException) => {
       const why = err.code === 'EADDRINUSE' ? 'is already in use' : err.code === 'EACCES' ? 'is not allowed' : `cannot be used (${err.message})`;
@@ -55,7 +56,7 @@ const { services, http } = await startOrExit(async () => {
     logger.info('demo data seeded; run `npm run -s seed -- --json` for the demo credentials');
   }
   const app = createApp(services);
-  return { services, http: await listen(app.fetch, config) };
+  return { services, http: await listen(app.fetch, createLane(services), config) };
 });
 
 // Workers start once the port is ours: a start that fails on the port has taken no job.

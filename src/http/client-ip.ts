@@ -7,8 +7,11 @@ import type { AppEnv } from './context.js';
  * What the load balancer in front said in an `X-Forwarded-*` header: its last entry. A balancer appends to (or
  * replaces) what the client sent, so earlier entries are the client's own words. Only read with TRUST_PROXY.
  */
-export const forwarded = (c: Context<AppEnv>, header: 'x-forwarded-for' | 'x-forwarded-proto' | 'x-forwarded-host') =>
-  c.req.header(header)?.split(',').at(-1)?.trim() || undefined;
+export const forwarded = (c: Context<AppEnv>, header: 'x-forwarded-for' | 'x-forwarded-proto' | 'x-forwarded-host') => lastEntry(c.req.header(header));
+
+/** The last entry of a comma-separated header value (the one the nearest proxy wrote). */
+export const lastEntry = (value: string | string[] | undefined): string | undefined =>
+  (Array.isArray(value) ? value.at(-1) : value)?.split(',').at(-1)?.trim() || undefined;
 
 /** Processes already told that X-Forwarded-For arrives while TRUST_PROXY is off. */
 const warned = new WeakSet<Services>();

@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import type { AppEnv } from './context.js';
 
 /** C3 headers on every response: no MIME sniffing, no framing of our pages, nothing kept in caches. */
-const PROTECTIVE_HEADERS = {
+export const PROTECTIVE_HEADERS = {
   'X-Content-Type-Options': 'nosniff',
   'X-Frame-Options': 'DENY',
   'Content-Security-Policy': "frame-ancestors 'none'",

@@ -1,6 +1,7 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
 import type { Logger } from '../lib/logger.js';
+import type { Services } from '../services.js';
 import type { AppEnv } from './context.js';
 
 /** The route label of a request no route answers: one value, so unknown paths never add series. */
@@ -23,14 +24,17 @@ export const requestLogger = (c: Context<AppEnv>): Logger => c.get('services').l
 export const requestLog: MiddlewareHandler<AppEnv> = async (c, next) => {
   const started = performance.now();
   await next();
-  const seconds = (performance.now() - started) / 1000;
-  const { logger, metrics } = c.get('services');
-  const request = { method: c.req.method, route: routePattern(c), status: c.res.status };
-  metrics.requestServed(request, seconds);
   // Interface A: the token's account; Interface B: the api key's owner.
   const accountId = c.get('account')?.id ?? c.get('licenseOwner')?.id;
-  logger.info(
-    { requestId: c.get('requestId'), ...request, durationMs: Math.round(seconds * 10_000) / 10, ...(accountId === undefined ? {} : { accountId }) },
-    'request',
-  );
+  recordServed(c.get('services'), { requestId: c.get('requestId'), method: c.req.method, route: routePattern(c), status: c.res.status, accountId }, started);
 };
+
+/** A request as its log line and metrics name it. */
+export type ServedRequest = { requestId: string; method: string; route: string; status: number; accountId: number | undefined };
+
+/** The log line and the request series of one answered request that started at `started` (performance.now()). */
+export function recordServed({ logger, metrics }: Pick<Services, 'logger' | 'metrics'>, { requestId, accountId, ...request }: ServedRequest, started: number): void {
+  const seconds = (performance.now() - started) / 1000;
+  metrics.requestServed(request, seconds);
+  logger.info({ requestId, ...request, durationMs: Math.round(seconds * 10_000) / 10, ...(accountId === undefined ? {} : { accountId }) }, 'request');
+}

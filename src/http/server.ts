@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
 import { ERRORS } from '../errors.js';
+import type { Lane } from './cached-lane.js';
 
 /**
  * The HTTP limits (C2), set here and nowhere else, and documented in the README.
@@ -100,14 +101,14 @@ export type HttpServer = {
  * Serves `fetch` on HOST:PORT with the limits above. Bodies a handler did not read (an early 401, a 413) are
  * dropped after the answer within the LINGER bounds rather than cut off, so the client gets to read the answer.
  */
-export function serveHttp(fetch: Fetch, { port, hostname }: { port: number; hostname: string }): HttpServer {
+export function serveHttp(fetch: Fetch, { port, hostname, lane }: { port: number; hostname: string; lane?: Lane }): HttpServer {
   const listener = getRequestListener(fetch, {
     hostname,
     autoCleanupIncoming: false,
     // A request Node could parse but that names no URL we can build (a malformed Host header, say).
     errorHandler: () => Response.json({ status: 'failed', errors: ERRORS.bad_request.message }, { status: 400 }),
   });
-  const server = createServer({ maxHeaderSize: LIMITS.MAX_HEADER_BYTES }, listener);
+  const server = createServer({ maxHeaderSize: LIMITS.MAX_HEADER_BYTES });
   server.listen(port, hostname);
   server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket) => {
     if (!socket.writable || err.code === 'ECONNRESET') {
@@ -118,6 +119,7 @@ export function serveHttp(fetch: Fetch, { port, hostname }: { port: number; host
     closeGently(socket, parserFailure(status, err.rawPacket));
   });
 
+  // `lane` first: it answers the requests it can without the framework (cached-lane.ts), the others go to `fetch`.
   // A request counts until its response is on the wire, not merely until the handler returned, and then while the
   // rest of its body is being dropped.
   let inFlight = 0;
@@ -133,6 +135,7 @@ export function serveHttp(fetch: Fetch, { port, hostname }: { port: number; host
     // Before Node's own handler, which would otherwise drop the rest of the body without counting it.
     res.prependOnceListener('finish', () => (dropping = dropRestOfBody(req, res)));
     res.once('close', () => void dropping.then(done));
+    if (!lane?.(req, res)) void listener(req, res);
   });
   // A client that waits for `100 Continue` before sending its body gets it only once a route starts reading the
   // body: a refusal decided on the headers alone (413, 401) is answered before a byte of the body is sent.

@@ -1,15 +1,27 @@
 import type { Context } from 'hono';
+import type { Config } from '../env.js';
 import { forwarded } from './client-ip.js';
 import type { AppEnv } from './context.js';
 
 /** Absolute base URL of this server as the client reached it (or PUBLIC_BASE_URL), without a trailing slash. */
 export function baseUrl(c: Context<AppEnv>): string {
-  const { config } = c.get('services');
+  return baseUrlOf(c.get('services').config, c.req.url, (name) => forwarded(c, name));
+}
+
+/**
+ * baseUrl from the request's own URL (`http://host/path`) and its forwarded headers' last entries: one rule for
+ * routes and for the cached-read lane, which answers before any Context exists.
+ */
+export function baseUrlOf(
+  config: Pick<Config, 'PUBLIC_BASE_URL' | 'TRUST_PROXY'>,
+  requestUrl: string,
+  forwardedHeader: (name: 'x-forwarded-proto' | 'x-forwarded-host') => string | undefined,
+): string {
   if (config.PUBLIC_BASE_URL) return config.PUBLIC_BASE_URL.replace(/\/+$/, '');
-  const url = new URL(c.req.url);
+  const url = new URL(requestUrl);
   if (config.TRUST_PROXY) {
-    const proto = forwarded(c, 'x-forwarded-proto');
-    const host = forwarded(c, 'x-forwarded-host');
+    const proto = forwardedHeader('x-forwarded-proto');
+    const host = forwardedHeader('x-forwarded-host');
     if (proto) url.protocol = `${proto}:`;
     if (host) url.host = host;
   }

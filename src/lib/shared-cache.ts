@@ -2,13 +2,16 @@ import { pubSub, type RedisClient } from './redis.js';
 
 const MAX_ENTRIES = 5000;
 
+/** `settled`: the loaded value once the load has resolved, for peek(). */
+type Entry = { expires: number; value: Promise<unknown>; settled?: { value: unknown } };
+
 /**
  * An in-process read cache whose entries live at most `ttlMs` and are dropped in every process
  * when any process calls invalidate() (Redis pub/sub, sharded on a cluster). While the subscription is not live, a
  * missed invalidation could go unnoticed, so the cache is bypassed rather than trusted.
  */
 export class SharedCache {
-  private readonly entries = new Map<string, { expires: number; value: Promise<unknown> }>();
+  private readonly entries = new Map<string, Entry>();
 
   constructor(
     private readonly subscriber: RedisClient,
@@ -34,10 +37,24 @@ export class SharedCache {
     const value = load();
     // Keys can come from request input (slugs, ids): bound the memory they can take.
     if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
-    this.entries.set(key, { expires: now + this.ttlMs, value });
-    // A failed load is not remembered.
-    value.catch(() => this.entries.get(key)?.value === value && this.entries.delete(key));
+    const entry: Entry = { expires: now + this.ttlMs, value };
+    this.entries.set(key, entry);
+    value.then(
+      (loaded) => void (entry.settled = { value: loaded }),
+      // A failed load is not remembered.
+      () => this.entries.get(key) === entry && this.entries.delete(key),
+    );
     return value;
+  }
+
+  /**
+   * The value under `key` if it is loaded and as fresh as get() would serve it, without waiting or loading:
+   * undefined when get() would have to wait for a load (or the cache is bypassed).
+   */
+  peek<T>(key: string): T | undefined {
+    if (!this.live) return undefined;
+    const hit = this.entries.get(key);
+    return hit && hit.expires > Date.now() ? (hit.settled?.value as T | undefined) : undefined;
   }
 
   /** Drops every entry here and, through Redis, in every other process. */

@@ -4,7 +4,7 @@ import postgres from 'postgres';
 import { expect, inject } from 'vitest';
 import { checkContract } from './contract.js';
 import { startWorkers, type RunningWorkers, type WorkerOptions } from '../../workers/index.js';
-import { createApp } from '../../src/app.js';
+import { createApp, createLane } from '../../src/app.js';
 import { loadConfig } from '../../src/env.js';
 import type { Services } from '../../src/services.js';
 import { createServices } from '../../src/services.js';
@@ -78,7 +78,7 @@ export async function startTestApp(
   const app = createApp(services);
   // Every answer is checked against its route's declared contract (test/helpers/contract.ts).
   const contract = checkContract(app, inject('contractDir'), expect.getState().testPath ?? name);
-  const { server } = serveHttp(contract.fetch, { port: 0, hostname: '127.0.0.1' });
+  const { server } = serveHttp(contract.fetch, { port: 0, hostname: '127.0.0.1', lane: createLane(services) });
   await new Promise((resolve) => server.once('listening', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   let workers: RunningWorkers | null = null;

@@ -17,15 +17,23 @@ export function bearerToken(header: string | undefined): string | null {
   return token.length > 0 && token.length <= 512 ? token : null;
 }
 
+type TokenAccount = Awaited<ReturnType<typeof accountForToken>>;
+
+/** The token cache's key: the token's digest, never the token. */
+const tokenKey = (token: string) => sha256(token).toString('base64');
+
+/** Tokens end only by expiry, which is checked on every hit. */
+const signedInAccount = (found: TokenAccount | undefined) => (found && isoToMillis(found.expiresAt) > Date.now() ? found : null);
+
 /**
  * Token checks are on every request, so the lookup goes through the process cache (keyed by the
- * token's digest, never the token). Tokens end only by expiry, which is checked on every hit.
+ * token's digest, never the token).
  */
 export const requireToken = createMiddleware<AppEnv>(async (c, next) => {
   const token = bearerToken(c.req.header('authorization'));
   const { db, tokenCache } = c.get('services');
-  const found = token ? await tokenCache.get(sha256(token).toString('base64'), () => accountForToken(db, token)) : null;
-  if (!found || isoToMillis(found.expiresAt) <= Date.now()) throw new AppError('unauthenticated');
+  const found = signedInAccount(token ? await tokenCache.get(tokenKey(token), () => accountForToken(db, token)) : null);
+  if (!found) throw new AppError('unauthenticated');
   c.set('account', { id: found.id, currency: found.currency, currencySymbol: found.currencySymbol });
   const limiter = accountLimiter(c.get('services'));
   if (limiter) {
@@ -34,6 +42,16 @@ export const requireToken = createMiddleware<AppEnv>(async (c, next) => {
   }
   await next();
 });
+
+/**
+ * What requireToken would let through, decided without waiting: the account of a token the process cache already
+ * holds and that has not expired, when no per-account request limit applies. Null: only requireToken can tell.
+ */
+export function knownSignedInAccount(services: Services, authorization: string | undefined): number | null {
+  const token = bearerToken(authorization);
+  if (!token || accountLimiter(services)) return null;
+  return signedInAccount(services.tokenCache.peek<TokenAccount>(tokenKey(token)))?.id ?? null;
+}
 
 const accountLimiters = new WeakMap<Services, Limiter | null>();
 

@@ -1,0 +1,75 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Services } from '../services.js';
+import { cachedAnswerKey, type CachedAnswer } from './cached-json.js';
+import { lastEntry } from './client-ip.js';
+import { PROTECTIVE_HEADERS } from './headers.js';
+import { recordServed } from './request-log.js';
+import { REQUEST_ID_HEADER, requestIdFor } from './request-id.js';
+import { baseUrlOf } from './urls.js';
+
+/** Answers the request and returns true, or returns false having touched nothing: the full path answers it. */
+export type Lane = (req: IncomingMessage, res: ServerResponse) => boolean;
+
+/** What requireToken would let through without waiting (the account id), or null: see knownSignedInAccount. */
+export type SignedInNow = (services: Services, authorization: string | undefined) => number | null;
+
+/** A Host header a URL can be built from as it is: a name or IPv4 address, and a port. */
+const PLAIN_HOST = /^[a-z0-9.-]+(?::\d{1,5})?$/i;
+
+const REQUEST_ID_HEADER_KEY = REQUEST_ID_HEADER.toLowerCase();
+
+/**
+ * The cached-read lane: a catalog read whose answer is already kept as bytes (cachedJson, for every signed-in
+ * caller) is sent straight from node's request, before Hono builds its Request, Context and Response objects —
+ * which were most of such a read's cost. It keeps every promise of the full path: the token is checked (a token
+ * the process cache holds, unexpired), the path and query are those the full path validated when it kept the
+ * answer, and the answer carries the same headers and bytes, the same log line and request metrics.
+ * Anything else goes the full path: no or unknown token, a per-account request limit, a body, If-None-Match, HEAD,
+ * an answer not kept (yet, or any more: the catalog changed).
+ */
+export function cachedReadLane(services: Services, signedInNow: SignedInNow): Lane {
+  // The base URL of each Host (and forwarded headers) seen: building a URL per request was a cost of its own.
+  const bases = new Map<string, string>();
+  const baseOf = (host: string, proto: string | undefined, forwardedHost: string | undefined) => {
+    const key = `${host} ${proto ?? ''} ${forwardedHost ?? ''}`;
+    let base = bases.get(key);
+    if (base === undefined) {
+      if (bases.size >= 1000) bases.clear();
+      const forwarded = { 'x-forwarded-proto': proto, 'x-forwarded-host': forwardedHost };
+      base = baseUrlOf(services.config, `http://${host}`, (name) => lastEntry(forwarded[name]));
+      bases.set(key, base);
+    }
+    return base;
+  };
+  return (req, res) => {
+    const started = performance.now();
+    const { host, authorization } = req.headers;
+    if (req.method !== 'GET' || !host || !PLAIN_HOST.test(host) || req.headers['if-none-match'] !== undefined || hasBody(req)) return false;
+    const accountId = signedInNow(services, authorization);
+    if (accountId === null) return false;
+    const base = baseOf(host, joined(req.headers['x-forwarded-proto']), joined(req.headers['x-forwarded-host']));
+    const answer = services.catalogCache.peek<CachedAnswer>(cachedAnswerKey('', base, req.url ?? ''));
+    if (!answer?.laneRoute) return false;
+    const requestId = requestIdFor(joined(req.headers[REQUEST_ID_HEADER_KEY]));
+    res.writeHead(200, headersOf({ 'x-request-id': requestId, etag: answer.etag, 'content-type': 'application/json' }, answer.body.byteLength));
+    res.end(answer.body);
+    recordServed(services, { requestId, method: 'GET', route: answer.laneRoute, status: 200, accountId }, started);
+    return true;
+  };
+}
+
+const STATIC_HEADERS: Record<string, string> = Object.fromEntries(Object.entries(PROTECTIVE_HEADERS).map(([name, value]) => [name.toLowerCase(), value]));
+/** The full path's order (@hono/node-server): the Web `Headers` of the answer, sorted by name, then its length (as node-server names it). */
+const HEADER_ORDER = [...Object.keys(STATIC_HEADERS), 'x-request-id', 'etag', 'content-type'].sort();
+
+function headersOf(own: Record<'x-request-id' | 'etag' | 'content-type', string>, length: number): Record<string, string | number> {
+  const headers: Record<string, string | number> = {};
+  for (const name of HEADER_ORDER) headers[name] = STATIC_HEADERS[name] ?? own[name as keyof typeof own];
+  headers['Content-Length'] = length;
+  return headers;
+}
+
+/** A header as the Web `Headers` of the full path read it: repeated values joined. */
+const joined = (value: string | string[] | undefined) => (Array.isArray(value) ? value.join(', ') : value);
+
+const hasBody = (req: IncomingMessage) => req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0';

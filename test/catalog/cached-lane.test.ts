@@ -1,0 +1,193 @@
+import { request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp, createLane } from '../../src/app.js';
+import { serveHttp, type HttpServer } from '../../src/http/server.js';
+import { createLogger } from '../../src/lib/logger.js';
+import { createTestAccount, tokenFor, type Json } from '../helpers/api.js';
+import { createCard, createTopUp } from '../helpers/fixtures.js';
+import { startTestApp, type TestApp } from '../helpers/harness.js';
+
+/**
+ * The cached-read lane (src/http/cached-lane.ts) answers a repeated catalog read before the app: these tests serve
+ * the app behind a fetch that counts the requests reaching it, so each one knows which path answered.
+ */
+let app: TestApp;
+let http: HttpServer;
+let base: string;
+let reachedApp = 0;
+const written: string[] = [];
+const logLines = (): Json[] => written.join('').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Json);
+
+beforeAll(async () => {
+  app = await startTestApp();
+  app.services.logger = createLogger('info', { write: (chunk: string) => void written.push(chunk) });
+  const hono = createApp(app.services);
+  http = serveHttp(
+    (request) => {
+      reachedApp += 1;
+      return hono.fetch(request);
+    },
+    { port: 0, hostname: '127.0.0.1', lane: createLane(app.services) },
+  );
+  await new Promise((resolve) => http.server.once('listening', resolve));
+  base = `http://127.0.0.1:${(http.server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  await http?.drain();
+  await app?.close();
+});
+
+type RawAnswer = { status: number; headers: Array<[string, string]>; body: string; viaApp: boolean };
+
+/** One GET as the bytes came: status, header lines in order, body, and whether it reached the app. */
+function get(path: string, headers: Record<string, string> = {}, method = 'GET'): Promise<RawAnswer> {
+  const before = reachedApp;
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${base}${path}`, { method, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const raw = res.rawHeaders;
+        const pairs: Array<[string, string]> = [];
+        for (let i = 0; i < raw.length; i += 2) pairs.push([raw[i]!, raw[i + 1]!]);
+        resolve({ status: res.statusCode!, headers: pairs, body: Buffer.concat(chunks).toString(), viaApp: reachedApp > before });
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Header lines without those that differ by nature between two answers: the date and the request id. */
+const comparable = (answer: RawAnswer) => answer.headers.filter(([name]) => name !== 'Date' && name !== 'x-request-id');
+
+const requestCount = async (route: string) => {
+  const line = (await app.services.metrics.render()).split('\n').find((l) => l.startsWith(`http_requests_total{method="GET",route="${route}",status="200"}`));
+  return Number(line?.split(' ').at(-1) ?? 0);
+};
+
+let token: string;
+let cardId: number;
+beforeAll(async () => {
+  const account = await createTestAccount(app);
+  token = await tokenFor(app, account);
+  cardId = (await createCard(app.services.db, { name: 'Lane Card' })).id;
+  await createTopUp(app.services.db, { name: 'Lane Quest' });
+});
+const auth = () => ({ Authorization: `Bearer ${token}` });
+
+describe('a repeated catalog read', () => {
+  it.each(['/api/top-up/list', '/api/top-up/list?page=1', `/api/card/services?card_id=CARD`, '/api/get-category'])(
+    '%s: the second answer skips the app, with the same status, header lines and bytes',
+    async (template) => {
+      const path = template.replace('CARD', String(cardId));
+      const first = await get(path, auth());
+      expect(first.status).toBe(200);
+      expect(first.viaApp).toBe(true);
+      const second = await get(path, auth());
+      expect(second.viaApp).toBe(false);
+      expect(second.status).toBe(200);
+      expect(comparable(second)).toEqual(comparable(first));
+      expect(second.headers.map(([name]) => name)).toEqual(first.headers.map(([name]) => name));
+      expect(second.body).toBe(first.body);
+    },
+  );
+
+  it('is logged and counted as the full path does it, under the route pattern and the caller', async () => {
+    const path = `/api/card/services?card_id=${cardId}`;
+    await get(path, auth());
+    const counted = await requestCount('/api/card/services');
+    const laneRequestId = 'lane-request-1';
+    const answer = await get(path, { ...auth(), 'X-Request-Id': laneRequestId });
+    expect(answer.viaApp).toBe(false);
+    expect(answer.headers).toContainEqual(['x-request-id', laneRequestId]);
+    expect(await requestCount('/api/card/services')).toBe(counted + 1);
+    const appRequestId = 'app-request-1';
+    await get(path, { ...auth(), 'X-Request-Id': appRequestId, 'If-None-Match': '"other"' });
+    const [laneLine, appLine] = [laneRequestId, appRequestId].map((id) => logLines().find((line) => line.requestId === id && line.msg === 'request'));
+    expect(laneLine).toMatchObject({ level: 'info', method: 'GET', route: '/api/card/services', status: 200, durationMs: expect.any(Number) });
+    expect(Object.keys(laneLine!)).toEqual(Object.keys(appLine!));
+    expect({ ...laneLine, requestId: 0, time: 0, durationMs: 0 }).toEqual({ ...appLine, requestId: 0, time: 0, durationMs: 0 });
+  });
+
+  it('gives a request id of its own when the one sent is not a plain token, as the app does', async () => {
+    const path = '/api/top-up/list';
+    await get(path, auth());
+    const answer = await get(path, { ...auth(), 'X-Request-Id': 'not valid!' });
+    expect(answer.viaApp).toBe(false);
+    expect(answer.headers.find(([name]) => name === 'x-request-id')?.[1]).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('what the lane leaves to the app', () => {
+  const path = '/api/top-up/list?page=1&per_page=5';
+  beforeAll(async () => {
+    expect((await get(path, auth())).status).toBe(200);
+  });
+
+  it.each([
+    ['no token', {}, 401],
+    ['an unknown token', { Authorization: 'Bearer not-a-token' }, 401],
+    ['If-None-Match', { 'If-None-Match': '"x"' }, 200],
+  ] as const)('%s', async (_why, headers, status) => {
+    const answer = await get(path, { ...(_why === 'If-None-Match' ? auth() : {}), ...headers });
+    expect(answer.viaApp).toBe(true);
+    expect(answer.status).toBe(status);
+  });
+
+  it('HEAD, and a GET with a body', async () => {
+    expect((await get(path, auth(), 'HEAD')).viaApp).toBe(true);
+    expect((await get(path, { ...auth(), 'Content-Length': '0' })).viaApp).toBe(false);
+    const withBody = await new Promise<boolean>((resolve, reject) => {
+      const before = reachedApp;
+      const req = httpRequest(`${base}${path}`, { method: 'GET', headers: { ...auth(), 'Content-Type': 'application/json', 'Content-Length': '2' } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(reachedApp > before));
+      });
+      req.on('error', reject);
+      req.end('{}');
+    });
+    expect(withBody).toBe(true);
+  });
+
+  it('a query the app has not answered yet, and one it refused', async () => {
+    expect((await get('/api/top-up/list?page=2', auth())).viaApp).toBe(true);
+    const refused = await get('/api/top-up/list?page=0', auth());
+    expect(refused.status).toBe(422);
+    expect((await get('/api/top-up/list?page=0', auth())).viaApp).toBe(true);
+  });
+
+  it('the same path asked through another host name, whose page links differ', async () => {
+    const other = await get(path, { ...auth(), Host: 'store.example:8080' });
+    expect(other.viaApp).toBe(true);
+    expect(other.body).toContain('http://store.example:8080/');
+    expect((await get(path, { ...auth(), Host: 'store.example:8080' })).viaApp).toBe(false);
+  });
+
+  it('an answer cached for a kind of caller (top-up details: currency and past orders)', async () => {
+    const slug = (await createTopUp(app.services.db, { name: 'Lane Details' })).slug;
+    await get(`/api/top-up/details?slug=${slug}`, auth());
+    expect((await get(`/api/top-up/details?slug=${slug}`, auth())).viaApp).toBe(true);
+  });
+
+  it('after a catalog change, until the app has answered again', async () => {
+    expect((await get(path, auth())).viaApp).toBe(false);
+    await app.services.catalogCache.invalidate();
+    expect((await get(path, auth())).viaApp).toBe(true);
+    expect((await get(path, auth())).viaApp).toBe(false);
+  });
+
+  it('a token the process has not seen yet, and one that has expired since', async () => {
+    const account = await createTestAccount(app);
+    const shortLived = { Authorization: `Bearer ${await tokenFor(app, account)}` };
+    await app.services.db.execute(sql`update auth_tokens set expires_at = now() + interval '2 seconds' where account_id = ${account.id}`);
+    expect((await get(path, shortLived)).viaApp).toBe(true);
+    expect((await get(path, shortLived)).viaApp).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    const answer = await get(path, shortLived);
+    expect(answer.viaApp).toBe(true);
+    expect(answer.status).toBe(401);
+  });
+});

@@ -55,6 +55,15 @@ export function builtOnce<T>(build: (db: Db) => T): (db: Db) => T {
 
 const dialect = new PgDialect();
 
+/** The text of `template` with its `slot(name)` values numbered $1 … $n in order, and the values (placeholders among them). */
+function renderOnce<V extends string>(template: (slot: (name: V) => Placeholder<V>) => SQL) {
+  const { sql: text, params } = dialect.sqlToQuery(template((name) => sql.placeholder(name)));
+  // The rendered text numbers its parameters $1 … $n in order; anything else would misplace the values.
+  const numbers = [...text.matchAll(/\$(\d+)/g)].map((match) => Number(match[1]));
+  if (numbers.length !== params.length || numbers.some((n, i) => n !== i + 1)) throw new Error('a built statement must not hold a "$" of its own');
+  return { text, params };
+}
+
 /**
  * A statement whose text drizzle builds once: `template` writes it with `slot(name)` wherever a call's values go, and
  * the function returned makes the statement for `values`, which drizzle then renders without walking the template
@@ -62,16 +71,24 @@ const dialect = new PgDialect();
  * and the fulfilment statements as much of a worker's. Runs on a database handle or a transaction (`db.execute`).
  */
 export function builtStatement<V extends string>(template: (slot: (name: V) => Placeholder<V>) => SQL): (values: Record<V, unknown>) => SQL {
-  const { sql: text, params } = dialect.sqlToQuery(template((name) => sql.placeholder(name)));
-  // The rendered text numbers its parameters $1 … $n in order; anything else would misplace the values.
-  const numbers = [...text.matchAll(/\$(\d+)/g)].map((match) => Number(match[1]));
-  if (numbers.length !== params.length || numbers.some((n, i) => n !== i + 1)) throw new Error('a built statement must not hold a "$" of its own');
+  const { text, params } = renderOnce(template);
   const parts = text.split(/\$\d+/).map((part) => new StringChunk(part));
   return (values) => {
     const chunks: SQLChunk[] = [parts[0]!];
     fillPlaceholders(params, values).forEach((value, i) => chunks.push(new Param(value), parts[i + 1]!));
     return new SQL(chunks);
   };
+}
+
+/**
+ * A read whose text drizzle builds once (as builtStatement) and that goes to the driver as it is, rows as the driver
+ * reads them (JSON parsed, column names as written): `db.execute` would still walk the statement's chunks on every
+ * call, which showed under a hot read. For reads outside transactions, on the database handle.
+ */
+export function builtRead<V extends string, R>(template: (slot: (name: V) => Placeholder<V>) => SQL): (db: Db, values: Record<V, unknown>) => Promise<R[]> {
+  const { text, params } = renderOnce(template);
+  // drizzle's client, which names the statement where statements may be prepared (see preparedStatements).
+  return (db, values) => (db as Db & { $client: Sql }).$client.unsafe(text, fillPlaceholders(params, values) as never[]) as unknown as Promise<R[]>;
 }
 
 /**

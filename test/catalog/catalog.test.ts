@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { OrderField } from '../../src/db/schema.js';
 import { createAccount } from '../../src/modules/accounts/service.js';
+import { ORDER_STATUS, transitionOrder } from '../../src/modules/orders/state.js';
 import { client, createTestAccount, expectJson, ISO_MICROS, tokenFor, type Json } from '../helpers/api.js';
 import { createCard, createCategory, createGateway, createOrderFor, createReview, createTopUp } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
@@ -305,6 +306,52 @@ describe('A4 top-up/details', () => {
     expect(await hasOrdered()).toBe(false);
     await createOrderFor(db, accountId, { topUpId: target.id, status: 0 });
     expect(await hasOrdered()).toBe(true);
+  });
+
+  it('answers hasAlreadyOrdered as it is now: a refund makes it false at once, a completed order true for good', async () => {
+    const { db } = app.services;
+    const target = await createTopUp(db, { categoryId: topUpCategory.id, slug: 'refunded-game' });
+    const keys = await createTestAccount(app, '100.00', 'Refunded');
+    const buyer = client(app, await tokenFor(app, keys));
+    const hasOrdered = async (as = buyer) =>
+      (await expectJson(await as.get('/api/top-up/details?slug=refunded-game'), 200)).message.reviewStatic.hasAlreadyOrdered;
+    const order = async () => {
+      await expectJson(await buyer.postJson('/api/top-up/make-order', { topUpId: target.id, serviceId: target.services[0]!.id }), 200);
+      const [row] = await app.services.sql`select id from orders where account_id = ${keys.id} and top_up_id = ${target.id} order by id desc limit 1`;
+      return Number(row!.id);
+    };
+
+    expect(await hasOrdered()).toBe(false);
+    const first = await order();
+    expect(await hasOrdered()).toBe(true);
+    // The answer was true a moment ago; the refund of the only order makes it false on the next read.
+    expect(await transitionOrder(db, first, ORDER_STATUS.refund)).not.toBeNull();
+    expect(await hasOrdered()).toBe(false);
+    const second = await order();
+    expect(await hasOrdered()).toBe(true);
+    // Waiting for stock, then refunded: false again.
+    await transitionOrder(db, second, ORDER_STATUS.stock_short);
+    expect(await hasOrdered()).toBe(true);
+    await transitionOrder(db, second, ORDER_STATUS.refund);
+    expect(await hasOrdered()).toBe(false);
+    // A completed order can no longer be refunded: the answer stays true, also when a later order is refunded.
+    const third = await order();
+    await transitionOrder(db, third, ORDER_STATUS.completed);
+    expect(await hasOrdered()).toBe(true);
+    const fourth = await order();
+    await transitionOrder(db, fourth, ORDER_STATUS.refund);
+    expect(await hasOrdered()).toBe(true);
+    expect(await transitionOrder(db, third, ORDER_STATUS.refund)).toBeNull();
+    // Settled: the process no longer reads it.
+    const statements = vi.spyOn(app.services.sql, 'unsafe');
+    try {
+      expect(await hasOrdered()).toBe(true);
+      expect(statements.mock.calls.filter(([text]) => /\borders\b/.test(String(text)))).toEqual([]);
+    } finally {
+      statements.mockRestore();
+    }
+    // Nobody else's answer moved with it.
+    expect(await hasOrdered(api)).toBe(false);
   });
 
   it('shares the details answer between callers, but never their own parts (hasAlreadyOrdered, currency)', async () => {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buyer, client, expectFailure, expectJson, ISO_MICROS, type Json } from '../helpers/api.js';
 import { createCard, createReview, createTopUp } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
@@ -162,6 +162,97 @@ describe('A16 get-card/orders', () => {
     const beyond = await page(api, '/api/get-card/orders?page=9');
     expect(beyond).toMatchObject({ data: [], from: null, to: null, total: 12 });
     expect(await expectFailure(await api.get('/api/get-card/orders?page=0'), 422)).toEqual(['The page field must be a positive integer.']);
+  });
+});
+
+describe('A16 get-card/orders in one statement', () => {
+  /** Delivers `codes` to the line of `utr` for `serviceId`, as fulfilment does (sealed, in this order). */
+  async function deliver(utr: string, serviceId: number, codes: string[]) {
+    const [line] = await app.services.sql`
+      select l.id from order_lines l join orders o on o.id = l.order_id where o.utr = ${utr} and l.card_service_id = ${serviceId}`;
+    const key = app.services.config.codeEncryptionKey;
+    for (const code of codes) await app.services.db.insert(cardCodes).values({ cardServiceId: serviceId, ...sealCode(key, code), orderLineId: Number(line!.id) });
+    await app.services.sql`update order_lines set codes_owed = codes_owed - ${codes.length} where id = ${line!.id}`;
+  }
+
+  /** The statements the service sends while `work` runs. */
+  async function statementsDuring(work: () => Promise<unknown>): Promise<string[]> {
+    const spy = vi.spyOn(app.services.sql, 'unsafe');
+    try {
+      await work();
+      return spy.mock.calls.map(([text]) => String(text));
+    } finally {
+      spy.mockRestore();
+    }
+  }
+
+  it('pages orders of several lines with several codes each, with one statement per page', async () => {
+    const me = await buyer(app);
+    const other = await buyer(app);
+    const gift = await createCard(app.services.db, { name: 'Gift', services: [{ name: 'Small', price: '5.00' }, { name: 'Large', price: '20.00' }] });
+    const game = await createCard(app.services.db, { name: 'Game', services: [{ name: 'Month', price: '8.00' }] });
+    const [small, large] = gift.services as [(typeof gift.services)[number], (typeof gift.services)[number]];
+    const month = game.services[0]!;
+    const place = async (api: typeof me.api, serviceIds: number[], quantities: number[]) =>
+      (await expectJson(await api.postJson('/api/card/make-order', { service_ids: serviceIds, quantities }), 200)).message.utr as string;
+
+    const first = await place(me.api, [small.id], [1]);
+    const wide = await place(me.api, [large.id, month.id, small.id], [3, 1, 2]);
+    const last = await place(me.api, [month.id], [2]);
+    const theirs = await place(other.api, [large.id, month.id], [1, 1]);
+    await deliver(wide, large.id, ['L-1', 'L-2', 'L-3']);
+    await deliver(wide, small.id, ['S-1']);
+    await deliver(first, small.id, ['F-1']);
+    await deliver(theirs, large.id, ['THEIRS-1']);
+    await createReview(app.services.db, { accountId: me.keys.id, kind: 'card', productId: gift.id, rating: 3, comment: 'Mine.' });
+    await createReview(app.services.db, { accountId: other.keys.id, kind: 'card', productId: game.id, rating: 1, comment: 'Theirs.' });
+
+    let firstPage: Json = {};
+    const statements = await statementsDuring(async () => (firstPage = await page(me.api, '/api/get-card/orders?per_page=2')));
+    expect(statements.filter((text) => /\borders\b/.test(text))).toHaveLength(1);
+    expect(firstPage).toMatchObject({ total: 3, per_page: 2, last_page: 2, from: 1, to: 2 });
+    expect(firstPage.data.map((o: Json) => o.utr)).toEqual([last, wide]);
+    const [lastOrder, wideOrder] = firstPage.data;
+    expect(lastOrder.order_details).toMatchObject([{ card: 'Game', service: 'Month', quantity: 2, card_codes: [], stock_short: '2 codes will be sent as soon as stock arrives.' }]);
+    expect(lastOrder.review_user_info).toEqual([]);
+    // Lines in the order they were placed, each with its own codes in delivery order.
+    expect(wideOrder.order_details.map((l: Json) => [l.id, l.service, l.quantity, l.base_price, l.card_codes, l.stock_short])).toEqual([
+      [gift.id, 'Large', 3, 20, ['L-1', 'L-2', 'L-3'], ''],
+      [game.id, 'Month', 1, 8, [], '1 code will be sent as soon as stock arrives.'],
+      [gift.id, 'Small', 2, 5, ['S-1'], '1 code will be sent as soon as stock arrives.'],
+    ]);
+    expect(wideOrder.order_details.every((l: Json) => l.utr === wide)).toBe(true);
+    expect(wideOrder).toMatchObject({ price: 78, status: 0, status_label: 'initiate', informations: [] });
+    // One entry per reviewed product, the caller's own only.
+    expect(wideOrder.review_user_info).toEqual([{ review: { comment: 'Mine.', rating: 3, status: 'active' } }]);
+
+    const second = await page(me.api, '/api/get-card/orders?per_page=2&page=2');
+    expect(second).toMatchObject({ total: 3, from: 3, to: 3, next_page_url: null });
+    expect(second.data.map((o: Json) => [o.utr, o.order_details[0].card_codes])).toEqual([[first, ['F-1']]]);
+    const beyond = await page(me.api, '/api/get-card/orders?per_page=2&page=3');
+    expect(beyond).toMatchObject({ data: [], from: null, to: null, total: 3, last_page: 2 });
+    const single = await page(me.api, '/api/get-card/orders?per_page=1&page=3');
+    expect(single).toMatchObject({ total: 3, last_page: 3, from: 3, to: 3, next_page_url: null });
+    expect(single.data.map((o: Json) => o.utr)).toEqual([first]);
+
+    // The other account sees its own order and codes only.
+    const theirsList = await page(other.api, '/api/get-card/orders');
+    expect(theirsList.data.map((o: Json) => o.utr)).toEqual([theirs]);
+    expect(theirsList.data[0].order_details.map((l: Json) => l.card_codes)).toEqual([['THEIRS-1'], []]);
+    expect(theirsList.data[0].review_user_info).toEqual([{ review: { comment: 'Theirs.', rating: 1, status: 'active' } }]);
+
+    // The order details read the same entry, also in one statement.
+    let details: Json = {};
+    const lookups = await statementsDuring(async () => (details = await expectJson(await me.api.get(`/api/order/details?utr=${wide}`), 200)));
+    expect(lookups.filter((text) => /\borders\b/.test(text))).toHaveLength(1);
+    expect(details.message).toEqual(wideOrder);
+    expect(await expectFailure(await other.api.get(`/api/order/details?utr=${wide}`), 404)).toBe(`No order with the utr "${wide}".`);
+  });
+
+  it('answers an account without orders with an empty first page', async () => {
+    const { api } = await buyer(app);
+    expect(await page(api, '/api/get-card/orders')).toMatchObject({ data: [], total: 0, from: null, to: null, last_page: 1 });
+    expect(await page(api, '/api/get-topup/orders?page=4')).toMatchObject({ data: [], total: 0, current_page: 4, last_page: 1 });
   });
 });
 

@@ -14,7 +14,7 @@ import type { CategoryType, ProductKind } from '../../db/schema.js';
 import { signedIn } from '../auth/middleware.js';
 import { presentReview } from '../reviews/presenters.js';
 import { Review } from '../reviews/schemas.js';
-import { hasOrderedProduct, publishedReviews } from '../reviews/service.js';
+import { publishedReviews } from '../reviews/service.js';
 import {
   presentCampaign,
   presentCard,
@@ -53,6 +53,7 @@ import {
   findCard,
   findTopUp,
   findTopUpBySlug,
+  hasOrderedTopUp,
   listCards,
   listCategories,
   listTopUps,
@@ -162,7 +163,7 @@ export function catalogRoutes() {
       if (!topUp) throw notFound('top-up', 'slug', slug);
       const account = c.get('account');
       // The only part read for this caller alone; the rest is shared by every caller of the same currency.
-      const hasAlreadyOrdered = await hasOrderedProduct(db, account.id, 'top_up', topUp.id);
+      const hasAlreadyOrdered = await hasOrderedTopUp(db, account.id, topUp.id);
       return cachedJson(
         c,
         async () => {

@@ -1,13 +1,51 @@
-import { and, asc, desc, eq, sql } from 'drizzle-orm';
-import { builtOnce, type Db } from '../../db/client.js';
+import { sql, type SQL } from 'drizzle-orm';
+import { builtRead, type Db } from '../../db/client.js';
 import { PRODUCT_KINDS } from '../../db/kinds.js';
-import { accounts, cardCodes, orderLines, orders, reviews, type ProductKind } from '../../db/schema.js';
-import { moneyNumber } from '../../lib/money.js';
+import type { ProductImage, ProductKind } from '../../db/schema.js';
 import { isoMicros } from '../../lib/time.js';
 import { pageOffset, type PageRequest } from '../../lib/paging.js';
 import { STATUS_LABELS, type OrderStatus } from './state.js';
 
 type ReviewInfo = { review: { comment: string | null; rating: number | null; status: 'active' | 'inactive' } };
+
+/**
+ * A line of an order with its product, service and the caller's review of that product, as the list statement
+ * writes it in JSON: money and ratings are JSON numbers (PostgreSQL's numeric text, which reads as the same number
+ * as its cents over 100), `codes` the line's delivered codes, still sealed (hex), card lines only.
+ */
+type LineJson = {
+  lineId: number;
+  quantity: number;
+  basePrice: number;
+  /** Average money discount per unit over the line (campaign units included). */
+  discount: number;
+  codesOwed: number;
+  reviewComment: string | null;
+  reviewRating: number | null;
+  reviewStatus: number | null;
+  productId: number;
+  productName: string;
+  slug: string;
+  image: ProductImage;
+  rating: number;
+  service: string;
+  codes?: string[];
+};
+
+/** An order of the list statement: created_at is PostgreSQL's text of it (UTC), lines in id order. */
+type OrderJson = {
+  utr: string;
+  price: number;
+  currency: string;
+  symbol: string;
+  status: OrderStatus;
+  createdAt: string;
+  informations: Record<string, string> | never[];
+  lines: LineJson[];
+};
+
+/** A line of an order as the presenters read it: its delivered codes opened. */
+export type OrderLine = Omit<LineJson, 'codes'> & { codes: string[] };
 
 export type OrderEntry = {
   utr: string;
@@ -18,51 +56,87 @@ export type OrderEntry = {
   status_label: string;
   dateTime: string;
   informations: Record<string, string> | never[];
-  lines: Array<OrderLine & { codes: string[] }>;
+  lines: OrderLine[];
   review_user_info: ReviewInfo[];
 };
 
-const value = sql.placeholder;
-
-/** The statements of the order lists and order lookup, per product kind where they differ. */
-const statements = builtOnce((db: Db) => {
-  const perKind = <T>(build: (kind: ProductKind) => T) => ({ top_up: build('top_up'), card: build('card') });
-  return {
-    // The account keeps its order counts, so the total costs the same at 10 orders or 100,000.
-    total: perKind((kind) =>
-      db
-        .select({ total: PRODUCT_KINDS[kind].orderCount })
-        .from(accounts)
-        .where(eq(accounts.id, value('accountId')))
-        .prepare(`order_total_${kind}`),
-    ),
-    page: db
-      .select()
-      .from(orders)
-      .where(and(eq(orders.accountId, value('accountId')), eq(orders.kind, value('kind'))))
-      .orderBy(desc(orders.createdAt), desc(orders.id))
-      .limit(value('limit'))
-      .offset(value('offset'))
-      .prepare('order_page'),
-    byUtr: db
-      .select()
-      .from(orders)
-      .where(and(eq(orders.utr, value('utr')), eq(orders.accountId, value('accountId'))))
-      .prepare('order_by_utr'),
-    lines: perKind((kind) => productLines(db, kind).prepare(`order_lines_${kind}`)),
-    codes: db
-      .select({ lineId: cardCodes.orderLineId, sealed: cardCodes.codeEncrypted })
-      .from(cardCodes)
-      .where(sql`${cardCodes.orderLineId} = any(${value('lineIds')})`)
-      .orderBy(asc(cardCodes.id))
-      .prepare('delivered_codes'),
-  };
-});
+/** The columns of an order the entries show (and the account the caller's reviews are looked up by). */
+const ORDER_COLUMNS = sql.raw('id, utr, account_id, total, currency, currency_symbol, status, created_at, informations');
 
 /**
- * One page of the caller's orders of one kind, newest first, in four queries whatever the page size:
- * the account's order count, the orders, their lines with products and the caller's reviews, and (cards) the delivered codes.
- * `openCode` decrypts a delivered card code.
+ * The entries of the orders `picked` selects (a query of ORDER_COLUMNS from `orders`, orders of `kind`, at most a page)
+ * as one JSON array, newest first: each order with its lines, their product, service and the caller's review, and
+ * (cards) the codes delivered to each line, sealed. `[]` when it selects none. The lines of all the picked orders are
+ * read in one join and grouped by order: a subquery per order hashed the service table again for each one.
+ */
+function entriesJson(kind: ProductKind, picked: SQL): SQL {
+  const { product, service, serviceProduct, lineService } = PRODUCT_KINDS[kind];
+  const codes =
+    kind === 'card'
+      ? sql`, 'codes', (select coalesce(json_agg(encode(c.code_encrypted, 'hex') order by c.id), '[]') from card_codes c where c.order_line_id = l.id)`
+      : sql``;
+  return sql`(
+    with picked as (${picked}),
+    lines as (
+      select l.order_id, json_agg(json_build_object(
+        'lineId', l.id, 'quantity', l.quantity, 'basePrice', l.base_price,
+        'discount', round((l.base_price * l.quantity - l.line_total) / l.quantity, 2),
+        'codesOwed', l.codes_owed, 'reviewComment', r.comment, 'reviewRating', r.rating, 'reviewStatus', r.status,
+        'productId', p.id, 'productName', p.name, 'slug', p.slug, 'image', p.image, 'rating', p.avg_rating, 'service', s.name
+        ${codes}
+      ) order by l.id) as lines
+      from picked o
+      join order_lines l on l.order_id = o.id
+      join ${service} s on s.id = l.${sql.identifier(lineService.name)}
+      join ${product} p on p.id = s.${sql.identifier(serviceProduct.name)}
+      left join reviews r on r.account_id = o.account_id and r.reviewable_type = ${kind} and r.reviewable_id = p.id
+      group by l.order_id
+    )
+    select coalesce(json_agg(json_build_object(
+      'utr', o.utr, 'price', o.total, 'currency', o.currency, 'symbol', o.currency_symbol, 'status', o.status,
+      'createdAt', o.created_at::text,
+      'informations', ${kind === 'top_up' ? sql`coalesce(o.informations, '{}'::jsonb)` : sql`'[]'::json`},
+      'lines', coalesce(x.lines, '[]')
+    ) order by o.created_at desc, o.id desc), '[]')
+    from picked o left join lines x on x.order_id = o.id
+  )`;
+}
+
+const perKind = <T>(build: (kind: ProductKind) => T) => ({ top_up: build('top_up'), card: build('card') });
+
+/**
+ * A page of an account's orders of one kind in ONE statement: the account's order count (kept by placement, so the
+ * total costs the same at 10 orders or 100,000) and the page's entries as JSON. No row for an unknown account.
+ */
+const pageStatements = perKind((kind) =>
+  builtRead<'accountId' | 'limit' | 'offset', { total: number; entries: OrderJson[] }>(
+    (slot) => sql`
+    select a.${sql.identifier(PRODUCT_KINDS[kind].orderCount.name)} as total, ${entriesJson(
+      kind,
+      sql`select ${ORDER_COLUMNS} from orders where account_id = a.id and kind = ${kind}
+          order by created_at desc, id desc limit ${slot('limit')}::int offset ${slot('offset')}::bigint`,
+    )} as entries
+    from accounts a where a.id = ${slot('accountId')}::int`,
+  ),
+);
+
+/** One order of an account by its utr in ONE statement, with its kind: no row for an unknown or someone else's utr. */
+const byUtrStatement = builtRead<'utr' | 'accountId', { kind: ProductKind; entries: OrderJson[] }>(
+  (slot) => sql`
+  select found.kind, case found.kind
+    ${sql.join(
+      (['top_up', 'card'] as const).map(
+        (kind) => sql`when ${kind} then ${entriesJson(kind, sql`select ${ORDER_COLUMNS} from orders where id = found.id`)}`,
+      ),
+      sql` `,
+    )}
+    end as entries
+  from orders found where found.utr = ${slot('utr')}::text and found.account_id = ${slot('accountId')}::int`,
+);
+
+/**
+ * One page of the caller's orders of one kind, newest first, in one statement whatever the page size (see
+ * pageStatements). `openCode` decrypts a delivered card code; only the page's codes are opened.
  */
 export async function listOrders(
   db: Db,
@@ -71,10 +145,8 @@ export async function listOrders(
   page: PageRequest,
   openCode: (sealed: Buffer) => string,
 ): Promise<{ total: number; entries: OrderEntry[] }> {
-  const prepared = statements(db);
-  const [{ total } = { total: 0 }] = await prepared.total[kind].execute({ accountId });
-  const rows = await prepared.page.execute({ accountId, kind, limit: page.perPage, offset: pageOffset(page) });
-  return { total, entries: await entriesOf(db, accountId, kind, rows, openCode) };
+  const [row] = await pageStatements[kind](db, { accountId, limit: page.perPage, offset: pageOffset(page) });
+  return row ? { total: row.total, entries: row.entries.map((order) => entryOf(order, openCode)) } : { total: 0, entries: [] };
 }
 
 /** One of the caller's orders by its utr (C18), as the lists show it; null for an unknown or someone else's utr. */
@@ -84,89 +156,32 @@ export async function findOrder(
   utr: string,
   openCode: (sealed: Buffer) => string,
 ): Promise<{ kind: ProductKind; entry: OrderEntry } | null> {
-  const [order] = await statements(db).byUtr.execute({ utr, accountId });
-  if (!order) return null;
-  const [entry] = await entriesOf(db, accountId, order.kind, [order], openCode);
-  return { kind: order.kind, entry: entry! };
+  const [row] = await byUtrStatement(db, { utr, accountId });
+  const order = row?.entries[0];
+  return order ? { kind: row.kind, entry: entryOf(order, openCode) } : null;
 }
 
-/** The list entries of `rows` (orders of one kind of one account): their lines, reviews and (cards) delivered codes. */
-async function entriesOf(
-  db: Db,
-  accountId: number,
-  kind: ProductKind,
-  rows: (typeof orders.$inferSelect)[],
-  openCode: (sealed: Buffer) => string,
-): Promise<OrderEntry[]> {
-  if (rows.length === 0) return [];
-  const lines = await statements(db).lines[kind].execute({ accountId, orderIds: rows.map((r) => r.id) });
-  const codes = kind === 'card' ? await deliveredCodes(db, lines.map((l) => l.lineId), openCode) : new Map<number, string[]>();
-
-  return rows.map((order) => {
-    const own = lines.filter((l) => l.orderId === order.id);
-    const reviewed = new Map(own.filter((l) => l.reviewStatus !== null).map((l) => [l.productId, l]));
-    return {
-      utr: order.utr,
-      price: moneyNumber(order.total),
-      currency: order.currency,
-      symbol: order.currencySymbol,
-      status: order.status,
-      status_label: STATUS_LABELS[order.status],
-      dateTime: isoMicros(order.createdAt),
-      informations: kind === 'top_up' ? (order.informations ?? {}) : [],
-      lines: own.map((l) => ({ ...l, codes: codes.get(l.lineId) ?? [] })),
-      review_user_info: [...reviewed.values()].map((l) => ({
-        review: {
-          comment: l.reviewComment,
-          rating: l.reviewRating === null ? null : Number(l.reviewRating),
-          status: l.reviewStatus === 1 ? 'active' : 'inactive',
-        },
-      })),
-    };
-  });
-}
-
-/** A line of an order with its product, service and the caller's review of that product. */
-export type OrderLine = Awaited<ReturnType<ReturnType<typeof productLines>['execute']>>[number];
-
-const lineFields = {
-  lineId: orderLines.id,
-  orderId: orderLines.orderId,
-  quantity: orderLines.quantity,
-  basePrice: orderLines.basePrice,
-  /** Average money discount per unit over the line (campaign units included). */
-  discount: sql<string>`round((${orderLines.basePrice} * ${orderLines.quantity} - ${orderLines.lineTotal}) / ${orderLines.quantity}, 2)`,
-  codesOwed: orderLines.codesOwed,
-  reviewComment: reviews.comment,
-  reviewRating: reviews.rating,
-  reviewStatus: reviews.status,
-};
-
-/** The lines of the orders `orderIds` (placeholders `accountId`, `orderIds`). */
-function productLines(db: Db, kind: ProductKind) {
-  const { product, service, lineService, serviceProduct } = PRODUCT_KINDS[kind];
-  return db
-    .select({
-      ...lineFields,
-      productId: product.id,
-      productName: product.name,
-      slug: product.slug,
-      image: product.image,
-      rating: product.avgRating,
-      service: service.name,
-    })
-    .from(orderLines)
-    .innerJoin(service, eq(service.id, lineService))
-    .innerJoin(product, eq(product.id, serviceProduct))
-    .leftJoin(reviews, and(eq(reviews.accountId, value('accountId')), eq(reviews.reviewableType, kind), eq(reviews.reviewableId, product.id)))
-    .where(sql`${orderLines.orderId} = any(${value('orderIds')})`)
-    .orderBy(asc(orderLines.id));
-}
-
-async function deliveredCodes(db: Db, lineIds: number[], openCode: (sealed: Buffer) => string) {
-  const byLine = new Map<number, string[]>();
-  if (lineIds.length === 0) return byLine;
-  const rows = await statements(db).codes.execute({ lineIds });
-  for (const row of rows) byLine.set(row.lineId!, [...(byLine.get(row.lineId!) ?? []), openCode(row.sealed)]);
-  return byLine;
+/**
+ * The list entry of an order of the list statement: its status label, time, opened codes and the caller's reviews.
+ * The lines are the parsed JSON's own objects, their codes opened in place.
+ */
+function entryOf(order: OrderJson, openCode: (sealed: Buffer) => string): OrderEntry {
+  const lines = order.lines as OrderLine[];
+  for (const line of lines) line.codes = line.codes ? line.codes.map((hex) => openCode(Buffer.from(hex, 'hex'))) : [];
+  // One review per product: the caller's review of each product of the order, in the order of its first line.
+  const reviewed = new Map(lines.filter((l) => l.reviewStatus !== null).map((l) => [l.productId, l]));
+  return {
+    utr: order.utr,
+    price: order.price,
+    currency: order.currency,
+    symbol: order.symbol,
+    status: order.status,
+    status_label: STATUS_LABELS[order.status],
+    dateTime: isoMicros(order.createdAt),
+    informations: order.informations,
+    lines,
+    review_user_info: [...reviewed.values()].map((l) => ({
+      review: { comment: l.reviewComment, rating: l.reviewRating, status: l.reviewStatus === 1 ? 'active' : 'inactive' },
+    })),
+  };
 }

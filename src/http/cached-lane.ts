@@ -1,17 +1,21 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Services } from '../services.js';
-import { cachedAnswerKey, type CachedAnswer } from './cached-json.js';
+import type { Caller } from '../modules/accounts/service.js';
+import { cachedAnswerKey, laneRouteKey, variantKey, type CachedAnswer, type LaneRoute } from './cached-json.js';
 import { lastEntry } from './client-ip.js';
 import { PROTECTIVE_HEADERS } from './headers.js';
 import { recordServed } from './request-log.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './request-id.js';
 import { baseUrlOf } from './urls.js';
 
-/** Answers the request and returns true, or returns false having touched nothing: the full path answers it. */
-export type Lane = (req: IncomingMessage, res: ServerResponse) => boolean;
+/**
+ * Answers the request and returns true, or returns false having sent nothing: the full path answers it. A promise
+ * when it has to wait (for the caller's variant of an answer).
+ */
+export type Lane = (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>;
 
-/** What requireToken would let through without waiting (the account id), or null: see knownSignedInAccount. */
-export type SignedInNow = (services: Services, authorization: string | undefined) => number | null;
+/** What requireToken would let through without waiting, or null: see knownSignedInAccount. */
+export type SignedInNow = (services: Services, authorization: string | undefined) => Caller | null;
 
 /** A Host header a URL can be built from as it is: a name or IPv4 address, and a port. */
 const PLAIN_HOST = /^[a-z0-9.-]+(?::\d{1,5})?$/i;
@@ -19,13 +23,13 @@ const PLAIN_HOST = /^[a-z0-9.-]+(?::\d{1,5})?$/i;
 const REQUEST_ID_HEADER_KEY = REQUEST_ID_HEADER.toLowerCase();
 
 /**
- * The cached-read lane: a catalog read whose answer is already kept as bytes (cachedJson, for every signed-in
- * caller) is sent straight from node's request, before Hono builds its Request, Context and Response objects —
- * which were most of such a read's cost. It keeps every promise of the full path: the token is checked (a token
- * the process cache holds, unexpired), the path and query are those the full path validated when it kept the
- * answer, and the answer carries the same headers and bytes, the same log line and request metrics.
+ * The cached-read lane: a read whose answer cachedJson keeps as bytes is sent straight from node's request, before
+ * Hono builds its Request, Context and Response objects — which were most of such a read's cost. It keeps every
+ * promise of the full path: the token is checked (a token the process cache holds, unexpired), the path and query
+ * are those the full path validated when it kept the answer, the caller gets the answer of its own variant (the
+ * route's `variantOf`, which may read the database), with the same headers and bytes, log line and request metrics.
  * Anything else goes the full path: no or unknown token, a per-account request limit, a body, If-None-Match, HEAD,
- * an answer not kept (yet, or any more: the catalog changed).
+ * an answer not kept (yet, or any more: the catalog changed), a variant that could not be read.
  */
 export function cachedReadLane(services: Services, signedInNow: SignedInNow): Lane {
   // The base URL of each Host (and forwarded headers) seen: building a URL per request was a cost of its own.
@@ -45,16 +49,24 @@ export function cachedReadLane(services: Services, signedInNow: SignedInNow): La
     const started = performance.now();
     const { host, authorization } = req.headers;
     if (req.method !== 'GET' || !host || !PLAIN_HOST.test(host) || req.headers['if-none-match'] !== undefined || hasBody(req)) return false;
-    const accountId = signedInNow(services, authorization);
-    if (accountId === null) return false;
+    const caller = signedInNow(services, authorization);
+    if (caller === null) return false;
     const base = baseOf(host, joined(req.headers['x-forwarded-proto']), joined(req.headers['x-forwarded-host']));
-    const answer = services.catalogCache.peek<CachedAnswer>(cachedAnswerKey('', base, req.url ?? ''));
-    if (!answer?.laneRoute) return false;
-    const requestId = requestIdFor(joined(req.headers[REQUEST_ID_HEADER_KEY]));
-    res.writeHead(200, headersOf({ 'x-request-id': requestId, etag: answer.etag, 'content-type': 'application/json' }, answer.body.byteLength));
-    res.end(answer.body);
-    recordServed(services, { requestId, method: 'GET', route: answer.laneRoute, status: 200, accountId }, started);
-    return true;
+    const pathAndQuery = req.url ?? '';
+    const lane = services.catalogCache.peek<LaneRoute>(laneRouteKey(base, pathAndQuery));
+    if (!lane) return false;
+    const send = (variant: Parameters<typeof variantKey>[0]) => {
+      const answer = services.catalogCache.peek<CachedAnswer>(cachedAnswerKey(variantKey(variant), base, pathAndQuery));
+      if (!answer) return false;
+      const requestId = requestIdFor(joined(req.headers[REQUEST_ID_HEADER_KEY]));
+      res.writeHead(200, headersOf({ 'x-request-id': requestId, etag: answer.etag, 'content-type': 'application/json' }, answer.body.byteLength));
+      res.end(answer.body);
+      recordServed(services, { requestId, method: 'GET', route: lane.route, status: 200, accountId: caller.id }, started);
+      return true;
+    };
+    const variant = lane.variantOf(caller);
+    // The full path reads the variant again, and answers a failure to in its own envelope.
+    return variant instanceof Promise ? variant.then(send, () => false) : send(variant);
   };
 }
 

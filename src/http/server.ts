@@ -135,7 +135,13 @@ export function serveHttp(fetch: Fetch, { port, hostname, lane }: { port: number
     // Before Node's own handler, which would otherwise drop the rest of the body without counting it.
     res.prependOnceListener('finish', () => (dropping = dropRestOfBody(req, res)));
     res.once('close', () => void dropping.then(done));
-    if (!lane?.(req, res)) void listener(req, res);
+    const answered = lane?.(req, res) ?? false;
+    if (answered === false) void listener(req, res);
+    else if (answered !== true) {
+      void answered.then((sent) => {
+        if (!sent) void listener(req, res);
+      });
+    }
   });
   // A client that waits for `100 Continue` before sending its body gets it only once a route starts reading the
   // body: a refusal decided on the headers alone (413, 401) is answered before a byte of the body is sent.

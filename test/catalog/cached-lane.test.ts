@@ -6,7 +6,7 @@ import { createApp, createLane } from '../../src/app.js';
 import { serveHttp, type HttpServer } from '../../src/http/server.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { createTestAccount, tokenFor, type Json } from '../helpers/api.js';
-import { createCard, createTopUp } from '../helpers/fixtures.js';
+import { createCard, createOrderFor, createTopUp } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 
 /**
@@ -69,9 +69,11 @@ const requestCount = async (route: string) => {
 };
 
 let token: string;
+let accountId: number;
 let cardId: number;
 beforeAll(async () => {
   const account = await createTestAccount(app);
+  accountId = account.id;
   token = await tokenFor(app, account);
   cardId = (await createCard(app.services.db, { name: 'Lane Card' })).id;
   await createTopUp(app.services.db, { name: 'Lane Quest' });
@@ -121,6 +123,38 @@ describe('a repeated catalog read', () => {
   });
 });
 
+describe('an answer that differs by caller (top-up details: currency, past orders)', () => {
+  it("is sent by the lane from the caller's own variant, read again on every request", async () => {
+    const topUp = await createTopUp(app.services.db, { name: 'Lane Details' });
+    const path = `/api/top-up/details?slug=${topUp.slug}`;
+    const first = await get(path, auth());
+    expect(first.viaApp).toBe(true);
+    const second = await get(path, auth());
+    expect(second.viaApp).toBe(false);
+    expect(comparable(second)).toEqual(comparable(first));
+    expect(second.body).toBe(first.body);
+    expect(JSON.parse(second.body).message.reviewStatic.hasAlreadyOrdered).toBe(false);
+
+    // Another account with an order of it: another variant, kept once the app has answered it.
+    const other = await createTestAccount(app);
+    const otherAuth = { Authorization: `Bearer ${await tokenFor(app, other)}` };
+    await createOrderFor(app.services.db, other.id, { topUpId: topUp.id, status: 0 });
+    const otherFirst = await get(path, otherAuth);
+    expect(otherFirst.viaApp).toBe(true);
+    expect(JSON.parse(otherFirst.body).message.reviewStatic.hasAlreadyOrdered).toBe(true);
+    const otherSecond = await get(path, otherAuth);
+    expect(otherSecond.viaApp).toBe(false);
+    expect(otherSecond.body).toBe(otherFirst.body);
+
+    // The first caller's own order changes its variant at once: not the kept bytes of its old one.
+    await createOrderFor(app.services.db, accountId, { topUpId: topUp.id, status: 0 });
+    const afterOrder = await get(path, auth());
+    expect(JSON.parse(afterOrder.body).message.reviewStatic.hasAlreadyOrdered).toBe(true);
+    expect(afterOrder.body).toBe(otherFirst.body);
+    expect(afterOrder.viaApp).toBe(false);
+  });
+});
+
 describe('what the lane leaves to the app', () => {
   const path = '/api/top-up/list?page=1&per_page=5';
   beforeAll(async () => {
@@ -164,12 +198,6 @@ describe('what the lane leaves to the app', () => {
     expect(other.viaApp).toBe(true);
     expect(other.body).toContain('http://store.example:8080/');
     expect((await get(path, { ...auth(), Host: 'store.example:8080' })).viaApp).toBe(false);
-  });
-
-  it('an answer cached for a kind of caller (top-up details: currency and past orders)', async () => {
-    const slug = (await createTopUp(app.services.db, { name: 'Lane Details' })).slug;
-    await get(`/api/top-up/details?slug=${slug}`, auth());
-    expect((await get(`/api/top-up/details?slug=${slug}`, auth())).viaApp).toBe(true);
   });
 
   it('after a catalog change, until the app has answered again', async () => {

@@ -7,6 +7,7 @@ import { sha256 } from '../../lib/crypto.js';
 import { consumeAll, type Limiter } from '../../lib/rate-limit.js';
 import { isoMicros } from '../../lib/time.js';
 import { accountForToken } from './service.js';
+import type { Caller } from '../accounts/service.js';
 
 const isoToMillis = (pgTimestamp: string) => Date.parse(isoMicros(pgTimestamp));
 
@@ -47,10 +48,11 @@ export const requireToken = createMiddleware<AppEnv>(async (c, next) => {
  * What requireToken would let through, decided without waiting: the account of a token the process cache already
  * holds and that has not expired, when no per-account request limit applies. Null: only requireToken can tell.
  */
-export function knownSignedInAccount(services: Services, authorization: string | undefined): number | null {
+export function knownSignedInAccount(services: Services, authorization: string | undefined): Caller | null {
   const token = bearerToken(authorization);
   if (!token || accountLimiter(services)) return null;
-  return signedInAccount(services.tokenCache.peek<TokenAccount>(tokenKey(token)))?.id ?? null;
+  const found = signedInAccount(services.tokenCache.peek<TokenAccount>(tokenKey(token)));
+  return found && { id: found.id, currency: found.currency, currencySymbol: found.currencySymbol };
 }
 
 const accountLimiters = new WeakMap<Services, Limiter | null>();

@@ -6,6 +6,9 @@ import type { AssetUrl } from '../../http/urls.js';
 import { discountFigures } from './pricing.js';
 import type { CampaignRow, CardRow, CardServiceRow, CategoryRow, GatewayRow, TopUpRow, TopUpServiceRow } from './service.js';
 
+/** The caller's currency, in which prices are shown. */
+type CallerCurrency = Pick<Caller, 'currency' | 'currencySymbol'>;
+
 /** Absolute URLs for one request: stored paths and the API's own routes. */
 export type Urls = { asset: AssetUrl; base: string };
 
@@ -42,7 +45,7 @@ export function presentService(s: AnyService, urls: Urls) {
 }
 
 /** The extended service of the top-up details (C6): priced in the caller's account currency. */
-export function presentExtendedService(s: TopUpServiceRow, urls: Urls, account: Caller) {
+export function presentExtendedService(s: TopUpServiceRow, urls: Urls, account: CallerCurrency) {
   return {
     ...presentService(s, urls),
     currency: account.currency,
@@ -101,7 +104,7 @@ export function presentTopUpListItem(row: TopUpRow & { services: TopUpServiceRow
 }
 
 /** The top-up of the details endpoint (A4): order fields as an array, extended active services. */
-export function presentTopUpDetails(row: TopUpRow, services: TopUpServiceRow[], urls: Urls, account: Caller) {
+export function presentTopUpDetails(row: TopUpRow, services: TopUpServiceRow[], urls: Urls, account: CallerCurrency) {
   return {
     ...topUpFields(row, urls),
     order_information: row.orderInformation,

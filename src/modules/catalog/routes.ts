@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { AppEnv } from '../../http/context.js';
+import type { Caller } from '../accounts/service.js';
 import { cachedJson } from '../../http/cached-json.js';
 import { contractRouter, endpoint } from '../../http/contract.js';
 import { pageObject } from '../../http/pagination.js';
@@ -161,12 +162,15 @@ export function catalogRoutes() {
       const { db } = c.get('services');
       const topUp = await cached(c, `top-up:slug:${slug}`, (db) => findTopUpBySlug(db, slug));
       if (!topUp) throw notFound('top-up', 'slug', slug);
-      const account = c.get('account');
       // The only part read for this caller alone; the rest is shared by every caller of the same currency.
-      const hasAlreadyOrdered = await hasOrderedTopUp(db, account.id, topUp.id);
+      const variantOf = async (caller: Caller) => ({
+        currency: caller.currency,
+        currencySymbol: caller.currencySymbol,
+        hasAlreadyOrdered: await hasOrderedTopUp(db, caller.id, topUp.id),
+      });
       return cachedJson(
         c,
-        async () => {
+        async ({ currency, currencySymbol, hasAlreadyOrdered }) => {
           const [services, reviews, gateways] = await Promise.all([
             cached(c, `top-up-services:${topUp.id}`, (db) => activeTopUpServices(db, [topUp.id])),
             cached(c, `top-up-reviews:${topUp.id}`, (db) => publishedReviews(db, 'top_up', topUp.id, { limit: DETAIL_REVIEWS, offset: 0 })),
@@ -176,7 +180,7 @@ export function catalogRoutes() {
           return {
             status: 'success' as const,
             message: {
-              topUp: presentTopUpDetails(topUp, services, urls, account),
+              topUp: presentTopUpDetails(topUp, services, urls, { currency, currencySymbol }),
               reviewStatic: {
                 reviews: reviews.rows.map((r) => presentReview(r, urls.asset, { userId: true, target: true, email: true })),
                 hasAlreadyOrdered,
@@ -185,7 +189,7 @@ export function catalogRoutes() {
             },
           };
         },
-        `${account.currency}:${account.currencySymbol}:${hasAlreadyOrdered}`,
+        variantOf,
       );
     },
   );

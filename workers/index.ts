@@ -1,6 +1,6 @@
 import type { Services } from '../src/services.js';
 import { until } from '../src/lib/deadline.js';
-import { fulfilOrder, restockCardService, topUpProvider } from '../src/modules/fulfilment/index.js';
+import { batchedFulfilment, FULFILMENT_JOBS, restockCardService, topUpProvider } from '../src/modules/fulfilment/index.js';
 import { statusObserver } from '../src/modules/orders/index.js';
 import { advanceTopUpOrder, createCircuits, type SupplierRouting } from '../src/modules/providers/index.js';
 import { FulfilmentJob, QUEUE_NAMES, RestockJob, RoutingJob, scheduleRoutingStep, WebhookJob } from '../src/queues/index.js';
@@ -45,9 +45,12 @@ export async function startWorkers(services: Services, options: WorkerOptions = 
   };
   const fulfilment = { db: services.db, metrics: services.metrics, provider: topUpProvider(config), suppliers };
   const delivery = { db: services.db, config: services.config, metrics: services.metrics, retryDelaysMs: options.webhookRetryDelaysMs };
+  // Card orders of jobs that arrive while a batch transaction runs go together in the next one; top-ups go one job
+  // at a time, at most WORKER_CONCURRENCY at once (as many as before batching).
+  const fulfil = batchedFulfilment({ ...fulfilment, logger: services.logger }, { topUpsAtOnce: config.WORKER_CONCURRENCY });
   const workers = [
     // Each job logs through its own logger: its lines carry the job and the request that placed the order.
-    startQueueWorker(services, QUEUE_NAMES.fulfilment, FulfilmentJob, (job, { logger }) => fulfilOrder({ ...fulfilment, logger }, job.orderId)),
+    startQueueWorker(services, QUEUE_NAMES.fulfilment, FulfilmentJob, (job, { logger }) => fulfil(logger, job.orderId), Math.max(FULFILMENT_JOBS, config.WORKER_CONCURRENCY)),
     startQueueWorker(services, QUEUE_NAMES.restock, RestockJob, (job, { logger }) =>
       restockCardService(services.db, job.cardServiceId, statusObserver({ logger, metrics: services.metrics })),
     ),

@@ -201,7 +201,7 @@ export async function loadCodes(sql: Sql, key: Buffer, perService: number, label
       join code_pool p on p.n = g % ${POOL_SIZE}
       order by s.id, g`;
   });
-  await sql`vacuum analyze card_codes`;
+  await settle(sql, 'card_codes');
 }
 
 /**
@@ -233,8 +233,16 @@ export async function loadOrderHistory(sql: Sql, key: Buffer, accountId: number,
     // Placement keeps this count; the order list reads its total from it.
     await tx`update accounts set card_order_count = card_order_count + ${orders} where id = ${accountId}`;
   });
-  // As autovacuum would have done long before an account reaches that many orders.
-  await sql`vacuum analyze orders, order_lines, card_codes`;
+  await settle(sql, 'orders, order_lines, card_codes');
+}
+
+/**
+ * After a bulk load: VACUUM ANALYZE, as autovacuum would have done long before a shop holds that much, and a
+ * CHECKPOINT, so the load's dirty pages are written now rather than by the checkpointer during the next measurement.
+ */
+async function settle(sql: Sql, tables: string): Promise<void> {
+  await sql.unsafe(`vacuum analyze ${tables}`);
+  await sql`checkpoint`;
 }
 
 async function createCodePool(tx: postgres.TransactionSql, key: Buffer, label: string): Promise<void> {

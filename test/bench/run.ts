@@ -19,7 +19,7 @@ import { startCountingReceiver } from './receiver.js';
 import { freePort, sleep, spawnTs, waitForHttp, type Child, type SpawnOptions } from '../helpers/processes.js';
 import { loadVolume, timerPlans } from './plans.js';
 import { Report } from './report.js';
-import { cardOrders, endToEnd, measureHttp, measureHttpAcross, readBodies, readPaths, reads, topUpOrders, waitForCardOrders, type Target } from './scenarios.js';
+import { cardOrders, drainBacklog, endToEnd, measureHttp, measureHttpAcross, readBodies, readPaths, reads, topUpOrders, waitForCardOrders, type Target } from './scenarios.js';
 
 const SIZES = {
   quick: { seconds: 3, warmup: 1, accounts: 200, codesPerService: 600, e2eOrders: 2000, growthCodes: 50_000, growthOrders: 5_000 },
@@ -84,6 +84,7 @@ async function main(): Promise<void> {
   await measureCeilings(report, database, data);
   if (process.argv.includes('--api')) {
     await measureApiAlone(report, database.sql, data, { withReads: true });
+    await measureDrain(report, database.sql);
   } else {
     step(`starting the service (src/main.ts) on 127.0.0.1:${port}`);
     await measureService(report, database, data);
@@ -176,6 +177,30 @@ async function measureApiAlone(report: Report, sql: Database['sql'], { catalog, 
   return tokens;
 }
 
+/**
+ * Fulfilment alone (`fulfilment.card.drain`): one worker process (`workers/main.ts`) started on the card orders
+ * `placement.card.api-only` left in the queue, with nothing else running, until it has drained them.
+ */
+async function measureDrain(report: Report, sql: Database['sql']): Promise<void> {
+  step('fulfilment alone: one worker process drains the orders the API placed with no worker running');
+  let worker: Child | null = null;
+  const target: Target = {
+    baseUrl: '',
+    seconds: size.seconds,
+    warmup: size.warmup,
+    sql,
+    pids: () => ({ 'worker process': worker?.process.pid }),
+    ensureRunning: () => worker?.ensureRunning(),
+  };
+  const started = async () => {
+    worker = spawnTs('workers/main.ts', serviceEnv, spawnOptions);
+    cleanups.push(() => worker!.stop());
+    await waitForWorkers(1, worker);
+  };
+  report.add('fulfilment.card.drain', await drainBacklog(target, started), 'ceiling.bullmq.update');
+  await (worker as Child | null)?.stop();
+}
+
 /** Each read against a bare node:http server sending the same bytes for the same paths. */
 async function measureReads(report: Report, target: Target, catalog: Data['catalog'], tokens: string[]): Promise<void> {
   const read = reads(catalog, tokens);
@@ -190,6 +215,7 @@ async function measureReads(report: Report, target: Target, catalog: Data['catal
 async function measureService(report: Report, { sql }: Database, data: Data): Promise<void> {
   const { catalog, many, hot, history } = data;
   const tokens = await measureApiAlone(report, sql, data, { withReads: false });
+  await measureDrain(report, sql);
   const service = await start('src/main.ts');
   // /health answers before the worker process it forks is ready: measure nothing while it is starting.
   await waitForWorkers(1, service);

@@ -164,3 +164,30 @@ export async function endToEnd(target: Target, next: () => autocannon.Request, a
     note: `${await probe.stop()}, placement ${Math.round(placed.rps)} rps, completed ${(row!.completed / Number(row!.seconds ?? 1) / placed.rps).toFixed(2)}× the placement rate`,
   };
 }
+
+/**
+ * Fulfilment alone: the card orders waiting in `initiate` (a backlog in the queue) drained by workers that `start`
+ * brings up while nothing else runs. rps = orders completed per second from the first completion to the last (the
+ * workers' start-up left out); no latencies (an order's wait is its place in the backlog); errors = orders that did
+ * not reach `completed`. The note's db xact/req is PostgreSQL transactions per order completed.
+ */
+export async function drainBacklog(target: Target, start: () => Promise<void>): Promise<Measured> {
+  const { sql } = target;
+  const [backlog] = await sql`select (coalesce(min(id), 1) - 1)::bigint as after, count(*)::int as orders from orders where kind = 'card' and status = 0`;
+  await start();
+  const probe = await startProbe(target.pids(), sql);
+  const pending = await waitForCardOrders(target, backlog!.after as string, 300_000);
+  const [row] = await sql`
+    select count(*) filter (where status = 1)::int as completed,
+           count(*) filter (where status <> 1)::int as other,
+           extract(epoch from max(completed_at) - min(completed_at)) as seconds
+    from orders where id > ${backlog!.after} and kind = 'card'`;
+  if (pending > 0) process.stderr.write(`drain: ${pending} orders still in initiate after the wait\n`);
+  return {
+    rps: row!.completed / Math.max(0.001, Number(row!.seconds ?? 1)),
+    p50_ms: Number.NaN,
+    p99_ms: Number.NaN,
+    errors: row!.other,
+    note: `${await probe.stop(row!.completed)}, backlog ${backlog!.orders} orders`,
+  };
+}

@@ -23,18 +23,50 @@ type Assignment = { status: OrderStatus; drawn_services: number[] | null; short:
  * `observe` hears of the status change once the transaction has committed.
  */
 export async function fulfilCardOrder(db: DbOrTx, orderId: number, observe: StatusObserver = unobserved): Promise<CardFulfilment> {
-  let change = null as StatusChange | null;
-  const outcome = await db.transaction(async (tx): Promise<CardFulfilment> => {
-    const found = await assignOwedCodes(tx, orderId);
-    if (!found || !canTransition(found.status, ORDER_STATUS.completed)) return 'noop';
-    const to = !found.short ? ORDER_STATUS.completed : found.status === ORDER_STATUS.initiate ? ORDER_STATUS.stock_short : null;
-    const moved = to === null ? null : await transitionOrder(tx, orderId, to);
-    if (moved) change = statusChange(moved);
-    for (const cardServiceId of found.drawn_services ?? []) await noteStockLevels(tx, cardServiceId);
-    return found.short ? 'stock_short' : 'completed';
-  });
-  if (change) observe(change);
-  return outcome;
+  const [step] = await db.transaction((tx) => fulfilCardOrdersIn(tx, [orderId]));
+  if (step!.change) observe(step!.change);
+  return step!.outcome;
+}
+
+/** What fulfilling one card order did in a transaction not yet committed: `change` is for its observer after commit. */
+export type CardStep = { outcome: CardFulfilment; change: StatusChange | null };
+
+/**
+ * Fulfils several card orders in the caller's transaction, each as `fulfilCardOrder` does, and checks the stock of
+ * every service drawn from once. Three steps for the whole batch: the assignments, the status moves, the stock
+ * checks; the statements of a step are sent without waiting for one another (the driver pipelines them on the
+ * transaction's connection), so a batch costs a few round trips, not a few per order. PostgreSQL runs them one after
+ * the other, in the order of `orderIds`: an order sees the codes the ones before it took.
+ * Results in the order of `orderIds`; nothing is observed here: the caller reports the changes once it has committed.
+ */
+export async function fulfilCardOrdersIn(tx: Tx, orderIds: number[]): Promise<CardStep[]> {
+  const found = await allSettled(orderIds.map((orderId) => assignOwedCodes(tx, orderId)));
+  const outcomes = found.map(outcomeOf);
+  const moved = await allSettled(
+    orderIds.map((orderId, i) => {
+      const to = outcomes[i] === 'completed' ? ORDER_STATUS.completed : outcomes[i] === 'stock_short' && found[i]!.status === ORDER_STATUS.initiate ? ORDER_STATUS.stock_short : null;
+      return to === null ? null : transitionOrder(tx, orderId, to);
+    }),
+  );
+  // Lowest id first, as any other transaction checking several services does.
+  const drawn = [...new Set(found.flatMap((f) => f?.drawn_services ?? []))].sort((a, b) => a - b);
+  await allSettled(drawn.map((cardServiceId) => noteStockLevels(tx, cardServiceId)));
+  return outcomes.map((outcome, i) => ({ outcome, change: moved[i] ? statusChange(moved[i]) : null }));
+}
+
+/** Nothing to do for an order that is not a card order or can no longer complete; else whether a line is short. */
+const outcomeOf = (found: Assignment | null): CardFulfilment =>
+  !found || !canTransition(found.status, ORDER_STATUS.completed) ? 'noop' : found.short ? 'stock_short' : 'completed';
+
+/**
+ * Waits for every statement of a step before failing with the first error: after a failure the transaction is
+ * rolled back, and a statement sent after that would run outside it.
+ */
+async function allSettled<T>(pending: Array<Promise<T> | T>): Promise<T[]> {
+  const results = await Promise.allSettled(pending);
+  const failed = results.find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  return results.map((r) => (r as PromiseFulfilledResult<T>).value);
 }
 
 /**

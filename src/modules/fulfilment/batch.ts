@@ -1,0 +1,58 @@
+/**
+ * Group commit: calls that arrive while a batch is being run are gathered and run together in the next one.
+ * An idle batcher starts a lone call at once (no timer): it only waits for the calls made in the same tick.
+ */
+
+export type BatchOptions = {
+  /** The most items one batch takes; the rest wait for the next. */
+  maxSize: number;
+  /** Batches run at the same time. */
+  inFlight: number;
+  /** Told the size of each batch as it starts (metrics, tests). */
+  onBatch?: (size: number) => void;
+};
+
+type Waiting<In, Out> = { item: In; resolve: (value: Out) => void; reject: (reason: unknown) => void };
+
+/**
+ * Returns a function that hands its item to `run` with whatever else is waiting and resolves with that item's own
+ * result. `run` settles every item of its batch, in the order given: an item's error fails that item's call only.
+ */
+export function batcher<In, Out>(run: (items: In[]) => Promise<PromiseSettledResult<Out>[]>, options: BatchOptions): (item: In) => Promise<Out> {
+  const waiting: Waiting<In, Out>[] = [];
+  let running = 0;
+  let scheduled = false;
+
+  const start = () => {
+    scheduled = false;
+    while (running < options.inFlight && waiting.length > 0) {
+      const batch = waiting.splice(0, options.maxSize);
+      running += 1;
+      options.onBatch?.(batch.length);
+      run(batch.map((w) => w.item))
+        .then(
+          (results) => batch.forEach((w, i) => settle(w, results[i])),
+          (err: unknown) => batch.forEach((w) => w.reject(err)),
+        )
+        .finally(() => {
+          running -= 1;
+          start();
+        });
+    }
+  };
+
+  return (item) =>
+    new Promise<Out>((resolve, reject) => {
+      waiting.push({ item, resolve, reject });
+      // Calls made in this tick go together; an idle batcher starts them within it.
+      if (!scheduled && running < options.inFlight) {
+        scheduled = true;
+        queueMicrotask(start);
+      }
+    });
+}
+
+function settle<In, Out>(waiting: Waiting<In, Out>, result: PromiseSettledResult<Out> | undefined): void {
+  if (result?.status === 'fulfilled') waiting.resolve(result.value);
+  else waiting.reject(result ? result.reason : new Error('the batch returned no result for this item'));
+}

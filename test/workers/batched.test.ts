@@ -1,0 +1,187 @@
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/lib/logger.js';
+import { batchedFulfilment, topUpProvider, type FulfilmentResult } from '../../src/modules/fulfilment/index.js';
+import type { SupplierRouting } from '../../src/modules/providers/index.js';
+import { expectJson } from '../helpers/api.js';
+import { createCard, createOrder, createTopUpOrder } from '../helpers/fixtures.js';
+import { startTestApp, type TestApp } from '../helpers/harness.js';
+import { createBuyer, orderState, sellCount, stockCodes, waitFor, type Buyer } from './support.js';
+
+let app: TestApp;
+let buyer: Buyer;
+
+beforeAll(async () => {
+  // No workers: each test hands the orders to a batcher of its own, all at once.
+  app = await startTestApp({ workers: false, env: { WEBHOOK_ALLOW_PRIVATE: 'true' } });
+  buyer = await createBuyer(app, '100000.00');
+  // An endpoint that wants every event: each status move writes its event to the outbox (nothing delivers it here).
+  await expectJson(await buyer.api.postJson('/api/webhooks', { url: 'http://127.0.0.1:9/hook' }), 200);
+});
+afterAll(() => app.close());
+
+/** A batcher as the worker builds it, telling the size of each batch and the utr of each reported status change. */
+function batched(maxSize = 32, inFlight = 1) {
+  const sizes: number[] = [];
+  const reported: string[] = [];
+  const lines = { write: (line: string) => void (JSON.parse(line).msg === 'order status changed' && reported.push(JSON.parse(line).utr)) };
+  const logger = createLogger('info', lines);
+  const deps = {
+    db: app.services.db,
+    logger,
+    metrics: app.services.metrics,
+    provider: topUpProvider(app.services.config),
+    // No top-up here has routes: the routing is never reached.
+    suppliers: {} as SupplierRouting,
+  };
+  const fulfil = batchedFulfilment(deps, { batch: { maxSize, inFlight, onBatch: (size) => sizes.push(size) }, topUpsAtOnce: 2 });
+  return { fulfil: (orderId: number) => fulfil(logger, orderId), sizes, reported };
+}
+
+async function cardOrders(serviceId: number, cardId: number, quantities: number[]) {
+  const placed = [];
+  for (const quantity of quantities) placed.push(await createOrder(app.services.db, { accountId: buyer.accountId, cardId, serviceId, quantity, codesOwed: quantity }));
+  return placed;
+}
+
+/** Runs `body` while any move of the order `utr`'s status raises (a bad row), which aborts its transaction. */
+async function refuseStatusMoves(utr: string, body: () => Promise<void>): Promise<void> {
+  await app.services.db.execute(sql.raw(`
+    create function refuse_order() returns trigger language plpgsql as $$
+    begin raise exception 'order % refused', new.utr; end $$;
+    create trigger refuse_order before update of status on orders
+      for each row when (new.utr = '${utr}') execute function refuse_order();`));
+  try {
+    await body();
+  } finally {
+    await app.services.db.execute(sql`drop trigger refuse_order on orders; drop function refuse_order()`);
+  }
+}
+
+const eventsOf = async (utr: string) =>
+  (await app.services.db.execute<{ type: string }>(sql`select type from webhook_events where data->>'utr' = ${utr}`)).map((r) => r.type);
+
+describe('batched card fulfilment', () => {
+  it('two batchers at once, 80 orders for 50 codes: each code to one line, lines add up, outcomes match the rows', async () => {
+    const card = await createCard(app.services.db, { services: [{ price: '1.00' }] });
+    const serviceId = card.services[0]!.id;
+    await stockCodes(app, serviceId, 50);
+    const placed = await cardOrders(serviceId, card.id, Array.from({ length: 80 }, (_, i) => 1 + (i % 2)));
+    const [one, two] = [batched(16), batched(16)];
+
+    // Both "worker processes" take half the orders each, at the same time.
+    const results = await Promise.all(placed.map((order, i) => (i % 2 ? two : one).fulfil(order.id)));
+    expect(one.sizes).toEqual([16, 16, 8]);
+    expect(two.sizes).toEqual([16, 16, 8]);
+
+    const states = await Promise.all(placed.map((order) => orderState(app.services.db, order.utr)));
+    expect(states.reduce((sum, s) => sum + s.lines[0]!.assigned, 0)).toBe(50);
+    const [codes] = await app.services.db.execute<{ taken: number }>(sql`
+      select count(*)::int as taken from card_codes where card_service_id = ${serviceId} and order_line_id is not null`);
+    expect(codes!.taken).toBe(50);
+    states.forEach((state, i) => {
+      const line = state.lines[0]!;
+      expect(line.assigned + line.codes_owed).toBe(line.quantity);
+      expect(state.status).toBe(line.codes_owed === 0 ? 1 : 3);
+      expect(results[i]).toEqual({ kind: 'card', outcome: line.codes_owed === 0 ? 'completed' : 'stock_short' });
+    });
+    expect(await sellCount(app.services.db, card.id)).toBe(50);
+    // One reported change and one outbox event per order, each moved once.
+    expect([...one.reported, ...two.reported].sort()).toEqual(placed.map((o) => o.utr).sort());
+    for (const order of placed) expect((await eventsOf(order.utr)).length).toBe(1);
+  });
+
+  it('one order that fails in a batch fails alone: the others complete, each reported once after its commit', async () => {
+    const card = await createCard(app.services.db, { services: [{ price: '1.00' }] });
+    const serviceId = card.services[0]!.id;
+    await stockCodes(app, serviceId, 10);
+    const placed = await cardOrders(serviceId, card.id, [1, 1, 1, 1, 1, 1]);
+    const bad = placed[3]!;
+    // A bad row: this order's status move raises, which aborts whatever transaction it is in.
+    await refuseStatusMoves(bad.utr, async () => {
+      const { fulfil, sizes, reported } = batched();
+      const results = await Promise.allSettled(placed.map((order) => fulfil(order.id)));
+
+      // One batch transaction, rolled back; then each order alone.
+      expect(sizes).toEqual([6]);
+      results.forEach((result, i) => {
+        if (i === 3) expect(result).toMatchObject({ status: 'rejected', reason: { cause: { message: `order ${bad.utr} refused` } } });
+        else expect(result).toEqual({ status: 'fulfilled', value: { kind: 'card', outcome: 'completed' } });
+      });
+      const badState = await orderState(app.services.db, bad.utr);
+      expect(badState.status).toBe(0);
+      expect(badState.lines[0]).toMatchObject({ codes_owed: 1, assigned: 0 });
+      // The good orders' moves of the rolled-back batch were never reported nor written: once each, from their own commit.
+      const good = placed.filter((order) => order !== bad).map((order) => order.utr);
+      expect(reported.sort()).toEqual(good.sort());
+      for (const utr of good) expect(await eventsOf(utr)).toEqual(['order.completed']);
+      expect(await eventsOf(bad.utr)).toEqual([]);
+      expect(await sellCount(app.services.db, card.id)).toBe(5);
+    });
+  });
+
+  it('a lone order goes at once; orders that arrive meanwhile go together in the next batch, up to the cap', async () => {
+    const card = await createCard(app.services.db, { services: [{ price: '1.00' }] });
+    const serviceId = card.services[0]!.id;
+    await stockCodes(app, serviceId, 20);
+    const placed = await cardOrders(serviceId, card.id, Array.from({ length: 12 }, () => 1));
+    const { fulfil, sizes } = batched(8);
+
+    const first = fulfil(placed[0]!.id);
+    await new Promise((resolve) => setImmediate(resolve));
+    // The first batch (of one) has started: the next eleven wait for it, then go as 8 and 3.
+    expect(sizes).toEqual([1]);
+    const rest = placed.slice(1).map((order) => fulfil(order.id));
+    expect(await Promise.all([first, ...rest])).toEqual(placed.map(() => ({ kind: 'card', outcome: 'completed' })));
+    expect(sizes).toEqual([1, 8, 3]);
+  });
+
+  it('runs an order twice, a refunded order and a missing one as before; a top-up leaves the batch for its own path', async () => {
+    const card = await createCard(app.services.db, { services: [{ price: '1.00' }] });
+    const serviceId = card.services[0]!.id;
+    await stockCodes(app, serviceId, 3);
+    const [done, refunded] = await cardOrders(serviceId, card.id, [2, 1]);
+    await app.services.db.execute(sql`update orders set status = 2 where id = ${refunded!.id}`);
+    const topUp = await createTopUpOrder(app.services.db, { accountId: buyer.accountId });
+    const { fulfil, sizes } = batched();
+
+    const results = await Promise.all([done!.id, done!.id, refunded!.id, 2 ** 31 - 1, topUp.id].map((id) => fulfil(id)));
+    expect(sizes).toEqual([5]);
+    expect(results).toEqual<FulfilmentResult[]>([
+      { kind: 'card', outcome: 'completed' },
+      { kind: 'card', outcome: 'noop' },
+      { kind: 'card', outcome: 'noop' },
+      { kind: 'missing' },
+      { kind: 'top_up', outcome: 'awaiting_operator' },
+    ]);
+    expect((await orderState(app.services.db, done!.utr)).lines[0]).toMatchObject({ codes_owed: 0, assigned: 2 });
+    expect((await orderState(app.services.db, refunded!.utr)).lines[0]).toMatchObject({ codes_owed: 1, assigned: 0 });
+    expect(await eventsOf(done!.utr)).toEqual(['order.completed']);
+    expect(await sellCount(app.services.db, card.id)).toBe(2);
+  });
+
+  it('through the queue: the job of a bad order fails, the jobs beside it complete with their own results', async () => {
+    const card = await createCard(app.services.db, { services: [{ price: '1.00' }] });
+    const serviceId = card.services[0]!.id;
+    await stockCodes(app, serviceId, 3);
+    const placed = await cardOrders(serviceId, card.id, [1, 2, 1, 1]);
+    const bad = placed[2]!;
+    await refuseStatusMoves(bad.utr, async () => {
+      // The jobs wait in the queue before the worker starts, so they arrive together.
+      for (const order of placed) await app.services.queues.fulfilment.add('fulfil', { orderId: order.id, utr: order.utr }, { jobId: order.utr });
+      await app.startWorkers();
+      const jobs = await waitFor('every job to have run', async () => {
+        const all = await Promise.all(placed.map((order) => app.services.queues.fulfilment.getJob(order.utr)));
+        return all.every((job) => job && (job.finishedOn || job.attemptsMade > 0)) && all;
+      });
+      expect(jobs.map((job) => job!.returnvalue ?? null)).toEqual([
+        { kind: 'card', outcome: 'completed' },
+        { kind: 'card', outcome: 'completed' },
+        null,
+        { kind: 'card', outcome: 'stock_short' },
+      ]);
+      expect(jobs[2]!.failedReason).toContain('Failed query');
+      expect((await orderState(app.services.db, bad.utr)).status).toBe(0);
+    });
+  });
+});

@@ -8,6 +8,7 @@ import postgres from 'postgres';
 import type { Sql } from '../../src/db/client.js';
 import { closedLoop, CONNECTIONS, percentile, runHttp, type Measured } from './load.js';
 import { startProbe } from './probes.js';
+import type { Answer } from './scenarios.js';
 import { freePort, sleep, spawnTs, waitForHttp } from '../helpers/processes.js';
 
 /** What this machine can do at best, measured without the product's code in the way. */
@@ -31,9 +32,10 @@ export async function bareHonoCeiling(seconds: number, warmup: number): Promise<
 
 /**
  * The fair ceiling of a read (a tiny body is no ceiling for a 13 KB catalog page): a bare node:http server in its
- * own process sending, for each path of `bodies`, the same bytes the service answered, requested in the same mix.
+ * own process sending, for each path of `bodies`, the same bytes the service answered (header lines and body),
+ * requested in the same mix.
  */
-export async function sameBytesCeiling(bodies: Record<string, string>, seconds: number, warmup: number): Promise<Measured> {
+export async function sameBytesCeiling(bodies: Record<string, Answer>, seconds: number, warmup: number): Promise<Measured> {
   const port = await freePort();
   const dir = await mkdtemp(join(tmpdir(), 'bench-bodies-'));
   const file = join(dir, 'bodies.json');
@@ -47,7 +49,7 @@ export async function sameBytesCeiling(bodies: Record<string, string>, seconds: 
     await runHttp({ url, seconds: warmup, next });
     const probe = await startProbe({ server: server.process.pid, 'bench (load generator)': process.pid });
     const { total: _total, ...figures } = await runHttp({ url, seconds, next });
-    const bytes = Math.round(paths.reduce((sum, path) => sum + Buffer.byteLength(bodies[path]!), 0) / paths.length);
+    const bytes = Math.round(paths.reduce((sum, path) => sum + Buffer.byteLength(bodies[path]!.body), 0) / paths.length);
     return { ...figures, note: `${await probe.stop()}, ${paths.length} paths, ${bytes} bytes per body on average` };
   } finally {
     await server.stop();

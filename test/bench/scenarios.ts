@@ -79,14 +79,21 @@ export function reads(catalog: Catalog, tokens: string[]): Record<ReadName, () =
 }
 
 /** The bytes the service answers to each path of a read scenario, as one account sees them. */
-export async function readBodies(baseUrl: string, paths: string[], token: string): Promise<Record<string, string>> {
-  const bodies: Record<string, string> = {};
+/** An answer as the read ceiling sends it again: its body and its header lines but those node writes itself. */
+export type Answer = { body: string; headers: Record<string, string> };
+
+/** Headers node's http server writes on every answer by itself (and the length, which it is given). */
+const WRITTEN_BY_NODE = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding']);
+
+export async function readBodies(baseUrl: string, paths: string[], token: string): Promise<Record<string, Answer>> {
+  const answers: Record<string, Answer> = {};
   for (const path of paths) {
     const response = await fetch(`${baseUrl}${path}`, { headers: auth(token) });
     if (!response.ok) throw new Error(`${path} answered ${response.status}`);
-    bodies[path] = await response.text();
+    const headers = Object.fromEntries([...response.headers].filter(([name]) => !WRITTEN_BY_NODE.has(name)));
+    answers[path] = { body: await response.text(), headers };
   }
-  return bodies;
+  return answers;
 }
 
 /** A warm-up run (not recorded), then the measured one. */

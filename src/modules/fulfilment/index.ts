@@ -47,11 +47,15 @@ async function fulfilTopUp(deps: FulfilmentDeps, orderId: number): Promise<Fulfi
   return { kind: 'top_up', outcome: await fulfilTopUpOrder(deps, orderId) };
 }
 
-/** Card orders per batch transaction, and batch transactions at once per process (see `batchedFulfilment`). */
-export const FULFILMENT_BATCH: BatchOptions = { maxSize: 32, inFlight: 1 };
+/**
+ * Card orders per batch transaction, and batch transactions at once per process (see `batchedFulfilment`). Two at once:
+ * with one, the worker waited for each commit and PostgreSQL for the worker, both well under their core (47% and 65%
+ * draining a backlog); with two, the drain went from about 1,000 to 1,430 orders/s.
+ */
+export const FULFILMENT_BATCH: BatchOptions = { maxSize: 32, inFlight: 2 };
 
 /**
- * Fulfilment jobs a worker process runs at once: enough for full batches, one running and the next gathering. A job
+ * Fulfilment jobs a worker process runs at once: enough for full batches, those running and the next gathering. A job
  * waiting for its batch holds no database connection (a batch holds one).
  */
 export const FULFILMENT_JOBS = FULFILMENT_BATCH.maxSize * (FULFILMENT_BATCH.inFlight + 1);

@@ -19,7 +19,7 @@ export type VariantOf<V extends Variant = Variant> = (caller: Caller) => V | Pro
 type Variant = Record<string, string | boolean>;
 
 /** A variant as part of a cache key. */
-export const variantKey = (variant: Variant) => Object.values(variant).join(':');
+export const variantKey = (variant: Variant) => JSON.stringify(Object.values(variant));
 
 /** How the cached-read lane answers a path whose answers are kept: the route's pattern and the caller's variant. */
 export type LaneRoute = { route: string; variantOf: VariantOf };

@@ -23,11 +23,16 @@ export const LIMITS = {
 
 type Fetch = (request: Request, env?: unknown) => Response | Promise<Response>;
 
-/** A failure the HTTP parser answers before any route runs, in the envelope of the interface asked for. */
-function parserFailure(status: 400 | 408 | 431, rawPacket: Buffer | undefined): string {
+/** The body of a failure answered before any route runs, in the envelope of the interface asked for. */
+function earlyFailure(status: 400 | 408 | 431, requestLine: string): string {
   const message = status === 431 ? ERRORS.headers_too_large.message : status === 408 ? ERRORS.request_timeout.message : ERRORS.bad_request.message;
-  const interfaceB = / \/license-api(?:[/?# ]|$)/.test(rawPacket?.subarray(0, 256).toString('latin1') ?? '');
-  const body = JSON.stringify(interfaceB ? { status: 'error', msg: message } : { status: 'failed', errors: message });
+  const interfaceB = / \/license-api(?:[/?# ]|$)/.test(requestLine);
+  return JSON.stringify(interfaceB ? { status: 'error', msg: message } : { status: 'failed', errors: message });
+}
+
+/** A failure the HTTP parser answers before any route runs. */
+function parserFailure(status: 400 | 408 | 431, rawPacket: Buffer | undefined): string {
+  const body = earlyFailure(status, rawPacket?.subarray(0, 256).toString('latin1') ?? '');
   const reason = status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request';
   return (
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
@@ -86,6 +91,21 @@ function dropRestOfBody(req: IncomingMessage, res: ServerResponse): Promise<void
   });
 }
 
+/** Host headers seen, and whether a URL can be built from each (a port past 65535 or `1.2.3.4.5` cannot). */
+const usableHosts = new Map<string, boolean>();
+
+function usableHost(host: string | undefined): boolean {
+  // Without one, the request's URL is built from the server's own host name.
+  if (host === undefined) return true;
+  let usable = usableHosts.get(host);
+  if (usable === undefined) {
+    usable = URL.canParse(`http://${host}`);
+    if (usableHosts.size >= 1000) usableHosts.clear();
+    usableHosts.set(host, usable);
+  }
+  return usable;
+}
+
 export type HttpServer = {
   server: Server;
   /** From now on every answer closes its connection, so clients and load balancers open their next one elsewhere. */
@@ -135,13 +155,24 @@ export function serveHttp(fetch: Fetch, { port, hostname, lane }: { port: number
     // Before Node's own handler, which would otherwise drop the rest of the body without counting it.
     res.prependOnceListener('finish', () => (dropping = dropRestOfBody(req, res)));
     res.once('close', () => void dropping.then(done));
-    const answered = lane?.(req, res) ?? false;
-    if (answered === false) void listener(req, res);
-    else if (answered !== true) {
-      void answered.then((sent) => {
-        if (!sent) void listener(req, res);
-      });
+    // A Host no URL can be built from is the client's mistake (400), before any route or the lane reads it.
+    if (!usableHost(req.headers.host)) {
+      const body = earlyFailure(400, ` ${req.url ?? ''} `);
+      res.writeHead(400, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), 'X-Content-Type-Options': 'nosniff' }).end(body);
+      return;
     }
+    const fullPath = () => void listener(req, res);
+    // A lane that fails leaves the request to the full path, which answers it (or its failure) as for any request.
+    const laneFailed = () => (res.headersSent ? res.destroy() : fullPath());
+    let answered: boolean | Promise<boolean> = false;
+    try {
+      answered = lane?.(req, res) ?? false;
+    } catch {
+      laneFailed();
+      return;
+    }
+    if (answered === false) fullPath();
+    else if (answered !== true) answered.then((sent) => (sent ? undefined : fullPath()), laneFailed);
   });
   // A client that waits for `100 Continue` before sending its body gets it only once a route starts reading the
   // body: a refusal decided on the headers alone (413, 401) is answered before a byte of the body is sent.

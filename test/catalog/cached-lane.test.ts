@@ -158,6 +158,9 @@ describe('an answer that differs by caller (top-up details: currency, past order
 describe('what the lane leaves to the app', () => {
   const path = '/api/top-up/list?page=1&per_page=5';
   beforeAll(async () => {
+    const interfaceB = await get('/license-api/verify-purchase', { Host: '1.2.3.4.5' });
+    expect(interfaceB.status).toBe(400);
+    expect(JSON.parse(interfaceB.body)).toEqual({ status: 'error', msg: expect.any(String) });
     expect((await get(path, auth())).status).toBe(200);
   });
 
@@ -200,6 +203,15 @@ describe('what the lane leaves to the app', () => {
     expect((await get(path, { ...auth(), Host: 'store.example:8080' })).viaApp).toBe(false);
   });
 
+  it('a Host header no URL can be built from: refused with a 400 before the lane or any route, and the process goes on', async () => {
+    for (const host of ['store.example:99999', '1.2.3.4.5', '999.1.1.1']) {
+      const refused = await get(path, { ...auth(), Host: host });
+      expect(refused.status).toBe(400);
+      expect(JSON.parse(refused.body)).toEqual({ status: 'failed', errors: expect.any(String) });
+    }
+    expect((await get(path, auth())).status).toBe(200);
+  });
+
   it('after a catalog change, until the app has answered again', async () => {
     expect((await get(path, auth())).viaApp).toBe(false);
     await app.services.catalogCache.invalidate();
@@ -217,5 +229,23 @@ describe('what the lane leaves to the app', () => {
     const answer = await get(path, shortLived);
     expect(answer.viaApp).toBe(true);
     expect(answer.status).toBe(401);
+  });
+});
+
+describe('a lane that fails', () => {
+  it('leaves the request to the full path, synchronously or after waiting', async () => {
+    const hono = createApp(app.services);
+    for (const lane of [
+      () => {
+        throw new Error('lane broke');
+      },
+      () => Promise.reject(new Error('lane broke later')),
+    ]) {
+      const server = serveHttp(hono.fetch, { port: 0, hostname: '127.0.0.1', lane });
+      await new Promise((resolve) => server.server.once('listening', resolve));
+      const answer = await fetch(`http://127.0.0.1:${(server.server.address() as AddressInfo).port}/api/top-up/list`, { headers: auth() });
+      expect(answer.status).toBe(200);
+      await server.drain();
+    }
   });
 });

@@ -105,7 +105,8 @@ async function fulfilBatch(deps: FulfilmentDeps, items: BatchItem[]): Promise<Pr
   const { kinds, stepOf } = await deps.db.transaction(async (tx) => {
     const rows = await tx.execute<{ id: number; kind: ProductKind }>(kindsStatement({ ids: items.map((item) => item.orderId) }));
     const kinds = new Map(rows.map((row) => [row.id, row.kind]));
-    // Lowest id first, so two batches (or a batch and a restock) lock their orders in the same order.
+    // Lowest id first, so two batches lock their orders in the same order. A restock takes its orders oldest first
+    // and may deadlock with a batch: PostgreSQL aborts one, and a batch that fails goes again order by order.
     const cardIds = [...new Set(items.map((item) => item.orderId).filter((id) => kinds.get(id) === 'card'))].sort((a, b) => a - b);
     const steps = await fulfilCardOrdersIn(tx, cardIds);
     return { kinds, stepOf: new Map(cardIds.map((id, i) => [id, steps[i]!])) };

@@ -17,9 +17,6 @@ export type Lane = (req: IncomingMessage, res: ServerResponse) => boolean | Prom
 /** What requireToken would let through without waiting, or null: see knownSignedInAccount. */
 export type SignedInNow = (services: Services, authorization: string | undefined) => Caller | null;
 
-/** A Host header a URL can be built from as it is: a name or IPv4 address, and a port. */
-const PLAIN_HOST = /^[a-z0-9.-]+(?::\d{1,5})?$/i;
-
 const REQUEST_ID_HEADER_KEY = REQUEST_ID_HEADER.toLowerCase();
 
 /**
@@ -48,7 +45,8 @@ export function cachedReadLane(services: Services, signedInNow: SignedInNow): La
   return (req, res) => {
     const started = performance.now();
     const { host, authorization } = req.headers;
-    if (req.method !== 'GET' || !host || !PLAIN_HOST.test(host) || req.headers['if-none-match'] !== undefined || hasBody(req)) return false;
+    // serveHttp has refused a Host no URL can be built from; without one, the full path names the server itself.
+    if (req.method !== 'GET' || !host || req.headers['if-none-match'] !== undefined || hasBody(req)) return false;
     const caller = signedInNow(services, authorization);
     if (caller === null) return false;
     const base = baseOf(host, joined(req.headers['x-forwarded-proto']), joined(req.headers['x-forwarded-host']));
@@ -65,7 +63,7 @@ export function cachedReadLane(services: Services, signedInNow: SignedInNow): La
       return true;
     };
     const variant = lane.variantOf(caller);
-    // The full path reads the variant again, and answers a failure to in its own envelope.
+    // A variant that could not be read: the full path reads it again, and answers a failure in its own envelope.
     return variant instanceof Promise ? variant.then(send, () => false) : send(variant);
   };
 }

@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, inArray, isNull, ne, sql, type AnyColumn } from 'drizzle-orm';
+import { and, asc, count, desc, eq, inArray, isNull, sql, type AnyColumn } from 'drizzle-orm';
 import { builtOnce, type Db, type DbOrTx } from '../../db/client.js';
 import {
   campaignCardServices,
@@ -16,6 +16,7 @@ import {
 import { ACTIVE, liveProduct } from '../../db/kinds.js';
 import { campaignIsLive, campaignPrecedence } from '../campaigns/rule.js';
 import { ORDER_STATUS } from '../orders/state.js';
+import { orderedTopUp } from '../reviews/service.js';
 
 export type CategoryRow = typeof categories.$inferSelect;
 export type TopUpRow = typeof topUps.$inferSelect;
@@ -168,19 +169,19 @@ const SETTLED_PAIRS = 100_000;
  * (retention keeps them), so such a pair is remembered by each process on its own and not read again. Any other answer
  * can change at once, in any process: a refund makes it false, a new order true; it is read every time.
  */
-const orderedTopUp = builtOnce((db: Db) => ({
+const hasOrderedStatement = builtOnce((db: Db) => ({
   settled: new Set<string>(),
   statement: db
     .select({ status: orders.status })
     .from(orders)
-    .where(and(eq(orders.accountId, sql.placeholder('accountId')), eq(orders.topUpId, sql.placeholder('topUpId')), ne(orders.status, ORDER_STATUS.refund)))
+    .where(orderedTopUp(sql.placeholder('accountId'), sql.placeholder('topUpId')))
     .orderBy(desc(sql`${orders.status} = ${ORDER_STATUS.completed}`))
     .limit(1)
     .prepare('has_ordered_top_up'),
 }));
 
 export async function hasOrderedTopUp(db: Db, accountId: number, topUpId: number): Promise<boolean> {
-  const { settled, statement } = orderedTopUp(db);
+  const { settled, statement } = hasOrderedStatement(db);
   const pair = `${accountId}:${topUpId}`;
   if (settled.has(pair)) return true;
   const [order] = await statement.execute({ accountId, topUpId });

@@ -1,4 +1,4 @@
-import { and, count, desc, eq, ne, sql } from 'drizzle-orm';
+import { and, count, desc, eq, ne, sql, type Placeholder } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.js';
 import { liveProduct, PRODUCT_KINDS } from '../../db/kinds.js';
 import { accounts, orderLines, orders, reviews, type ProductKind } from '../../db/schema.js';
@@ -54,6 +54,10 @@ export async function publishedReviews(
   return { rows: rows.map((r) => ({ ...r.review, author: r.author })), total: totals?.total ?? 0 };
 }
 
+/** The account's non-refunded orders of a top-up (C10), for values or statement placeholders. */
+export const orderedTopUp = (accountId: number | Placeholder, topUpId: number | Placeholder) =>
+  and(eq(orders.accountId, accountId), eq(orders.topUpId, topUpId), ne(orders.status, ORDER_STATUS.refund));
+
 /**
  * Whether the account has a non-refunded order of the product (C10 `hasAlreadyOrdered`).
  * Top-up orders name their top-up on the order; card orders name their cards on the lines.
@@ -61,10 +65,7 @@ export async function publishedReviews(
 export async function hasOrderedProduct(db: DbOrTx, accountId: number, kind: ProductKind, productId: number): Promise<boolean> {
   const query =
     kind === 'top_up'
-      ? db
-          .select({ id: orders.id })
-          .from(orders)
-          .where(and(eq(orders.accountId, accountId), eq(orders.topUpId, productId), ne(orders.status, ORDER_STATUS.refund)))
+      ? db.select({ id: orders.id }).from(orders).where(orderedTopUp(accountId, productId))
       : db
           .select({ id: orders.id })
           .from(orderLines)

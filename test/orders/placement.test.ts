@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buyer, expectJson, tokenFor } from '../helpers/api.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { newUtr, placeOrder } from '../../src/modules/orders/service.js';
+import { buyer, expectFailure, expectJson, tokenFor } from '../helpers/api.js';
 import { createCampaign, createCard, createTopUp } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 
@@ -157,6 +158,20 @@ describe('A12 card/make-order', () => {
     expect((await ledger(keys.id)).slice(1)).toEqual([{ amount: '-40.00', balance_after: '60.00', kind: 'order_debit', order_id: order!.id }]);
   });
 
+  it('places a card order in one statement, the catalog check included', async () => {
+    const { api } = await buyer(app);
+    const card = await createCard(app.services.db, { services: [{}, {}] });
+    const spy = vi.spyOn(app.services.sql, 'unsafe');
+    try {
+      await expectJson(await api.postJson('/api/card/make-order', { service_ids: card.services.map((s) => s.id), quantities: [1, 2] }), 200);
+      const catalogReads = spy.mock.calls.map(([text]) => String(text)).filter((text) => /\bcard_services\b/.test(text));
+      expect(catalogReads).toHaveLength(1);
+      expect(catalogReads[0]).toMatch(/insert into orders/);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it('merges repeated service ids into one line', async () => {
     const { api } = await buyer(app);
     const card = await createCard(app.services.db);
@@ -187,5 +202,55 @@ describe('A12 card/make-order', () => {
     ]);
     const [after] = await app.services.sql`select offered_sell, max_sell from card_services where id = ${service.id}`;
     expect(after).toEqual({ offered_sell: 3, max_sell: 3 });
+  });
+});
+
+describe('the placement statement checks the catalog itself', () => {
+  /** What an account has written: orders, their lines, debits and Idempotency-Key claims. */
+  async function written(accountId: number) {
+    const [row] = await app.services.sql`
+      select (select count(*) from orders where account_id = ${accountId})::int as orders,
+             (select count(*) from order_lines l join orders o on o.id = l.order_id where o.account_id = ${accountId})::int as lines,
+             (select count(*) from balance_ledger where account_id = ${accountId} and kind = 'order_debit')::int as debits,
+             (select count(*) from idempotency_keys where account_id = ${accountId})::int as keys`;
+    return row;
+  }
+
+  // A top-up order's read of the catalog comes before its statement: a service taken off sale in between, or named
+  // with another top-up, must still find nothing written.
+  it('writes nothing, Idempotency-Key claim included, for a top-up service not of the top-up ordered or taken off sale', async () => {
+    const { keys } = await buyer(app, '100.00');
+    const first = await createTopUp(app.services.db, { services: [{ price: '5.00' }, { price: '6.00', status: 0 }] });
+    const other = await createTopUp(app.services.db, { services: [{ price: '5.00' }] });
+    const order = (topUpId: number, serviceId: number) =>
+      placeOrder(app.services.db, {
+        accountId: keys.id,
+        kind: 'top_up',
+        utr: newUtr('top_up'),
+        topUpId,
+        informations: {},
+        lines: [{ serviceId, quantity: 1 }],
+        idempotency: { key: `k-${serviceId}`, endpoint: 'top-up/make-order', digest: Buffer.alloc(32) },
+      });
+    expect(await order(first.id, other.services[0]!.id)).toEqual({ kind: 'unorderable' });
+    expect(await order(first.id, first.services[1]!.id)).toEqual({ kind: 'unorderable' });
+    await app.services.sql`update top_ups set status = 0 where id = ${other.id}`;
+    expect(await order(other.id, other.services[0]!.id)).toEqual({ kind: 'unorderable' });
+    expect(await written(keys.id)).toEqual({ orders: 0, lines: 0, debits: 0, keys: 0 });
+    expect(await order(first.id, first.services[0]!.id)).toMatchObject({ kind: 'placed' });
+    expect(await written(keys.id)).toEqual({ orders: 1, lines: 1, debits: 1, keys: 1 });
+  });
+
+  it('refuses a card service of a category taken off sale, and its Idempotency-Key places the order once the category is back', async () => {
+    const { keys, api } = await buyer(app, '100.00');
+    const card = await createCard(app.services.db);
+    const body = { service_ids: [card.services[0]!.id], quantities: [1] };
+    const headers = { 'Idempotency-Key': 'category-back' };
+    await app.services.sql`update categories set status = 0 where id = ${card.categoryId}`;
+    expect(await expectFailure(await api.postJson('/api/card/make-order', body, headers), 422)).toEqual(['The selected service ids is invalid.']);
+    expect(await written(keys.id)).toEqual({ orders: 0, lines: 0, debits: 0, keys: 0 });
+    await app.services.sql`update categories set status = 1 where id = ${card.categoryId}`;
+    await expectJson(await api.postJson('/api/card/make-order', body, headers), 200);
+    expect(await written(keys.id)).toEqual({ orders: 1, lines: 1, debits: 1, keys: 1 });
   });
 });

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fulfilCardOrder } from '../../src/modules/fulfilment/cards.js';
-import { checkCardOrder, newUtr, placeOrder } from '../../src/modules/orders/service.js';
+import { newUtr, placeOrder } from '../../src/modules/orders/service.js';
 import { startWorkers, type RunningWorkers } from '../../workers/index.js';
 import { createCard } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
@@ -122,8 +122,7 @@ describe('recovery', () => {
     const utr = newUtr('card');
     // The job is taken while the order is not committed yet: it finds no order and completes.
     await app.services.db.transaction(async (tx) => {
-      const lines = await checkCardOrder(tx, [{ serviceId: service.id, quantity: 1 }]);
-      const placed = await placeOrder(tx, { accountId: buyer.accountId, kind: 'card', utr, topUpId: null, informations: null, lines, idempotency: null });
+      const placed = await placeOrder(tx, { accountId: buyer.accountId, kind: 'card', utr, topUpId: null, informations: null, lines: [{ serviceId: service.id, quantity: 1 }], idempotency: null });
       if (placed.kind !== 'placed') throw new Error('not placed');
       await queue.add('fulfil', { orderId: placed.orderId, utr }, { jobId: utr });
       await waitFor('the job to complete', async () => (await queue.getJobState(utr)) === 'completed');

@@ -3,7 +3,7 @@ import type { ProductKind } from '../../db/schema.js';
 import { validationError } from '../../errors.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Metrics } from '../../lib/metrics.js';
-import { checkCardOrder, checkTopUpOrder, mergeCardLines, newUtr, placeOrder, requestDigest, type CardLineRequest, type Idempotency } from './service.js';
+import { checkTopUpOrder, mergeCardLines, newUtr, placeOrder, requestDigest, type CardLineRequest, type Idempotency } from './service.js';
 
 /**
  * What placing an order needs: the database, and a way to hand a placed order to fulfilment. The order is
@@ -39,7 +39,6 @@ export async function placeCardOrder(
   if (requested.some((l) => l.quantity > input.maxQuantityPerLine)) {
     throw validationError([`The quantities field must not be greater than ${input.maxQuantityPerLine}.`]);
   }
-  const lines = await checkCardOrder(deps.db, requested);
   const request = { service_ids: input.lines.map((l) => l.serviceId), quantities: input.lines.map((l) => l.quantity) };
   const placed = await placeOrder(deps.db, {
     accountId: input.accountId,
@@ -47,9 +46,11 @@ export async function placeCardOrder(
     utr: newUtr('card'),
     topUpId: null,
     informations: null,
-    lines,
+    lines: requested,
     idempotency: idempotency(input.idempotencyKey, 'card/make-order', request),
   });
+  // Checked by the statement itself: a card order needs no catalog read of its own.
+  if (placed.kind === 'unorderable') throw validationError(['The selected service ids is invalid.']);
   if (placed.kind === 'placed') await handOver(deps, 'card', placed);
   return { utr: placed.utr };
 }
@@ -66,9 +67,14 @@ export async function placeTopUpOrder(
     utr: newUtr('top_up'),
     topUpId: input.topUpId,
     informations,
-    lines: [{ serviceId: input.serviceId, quantity: 1, cardId: null }],
+    lines: [{ serviceId: input.serviceId, quantity: 1 }],
     idempotency: idempotency(input.idempotencyKey, 'top-up/make-order', { topUpId: input.topUpId, serviceId: input.serviceId, informations }),
   });
+  if (placed.kind === 'unorderable') {
+    // Taken off sale since the check above read the catalog: the check now names what is no longer orderable.
+    await checkTopUpOrder(deps.db, input);
+    throw validationError(['The selected service id is invalid.']);
+  }
   if (placed.kind === 'placed') await handOver(deps, 'top_up', placed);
   return { utr: placed.utr };
 }

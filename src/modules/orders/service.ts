@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
 import { builtOnce, builtStatement, type Db, type DbOrTx } from '../../db/client.js';
 import { retryingConflicts } from '../../db/conflicts.js';
-import { ACTIVE, liveProduct, names } from '../../db/kinds.js';
-import { cardServices, cards, idempotencyKeys, topUpServices, topUps, type OrderField, type ProductKind } from '../../db/schema.js';
+import { ACTIVE, liveProduct, names, PRODUCT_KINDS } from '../../db/kinds.js';
+import { idempotencyKeys, topUpServices, topUps, type OrderField, type ProductKind } from '../../db/schema.js';
 import { AppError, validationError } from '../../errors.js';
 import { isBlank, isStorableText, NOT_STORABLE } from '../../lib/text.js';
 import { sha256 } from '../../lib/crypto.js';
@@ -21,9 +21,12 @@ export function newUtr(kind: ProductKind): string {
 
 export type TopUpOrderRequest = { topUpId: number; serviceId: number; fields: Record<string, unknown> };
 
-/** The catalog reads of placement, built once per database handle (drizzle would build their text for every order). */
-const orderableStatements = builtOnce((db: Db) => ({
-  topUp: db
+/**
+ * The top-up and service a top-up order names, with the top-up's order form, built once per database handle (drizzle
+ * would build its text for every order). Card orders need no read before placement: the statement checks them.
+ */
+const orderableTopUp = builtOnce((db: Db) =>
+  db
     .select({ orderInformation: topUps.orderInformation, serviceId: topUpServices.id })
     .from(topUps)
     .leftJoin(
@@ -32,13 +35,7 @@ const orderableStatements = builtOnce((db: Db) => ({
     )
     .where(and(eq(topUps.id, sql.placeholder('topUpId')), liveProduct('top_up')))
     .prepare('orderable_top_up'),
-  cardServices: db
-    .select({ id: cardServices.id, cardId: cardServices.cardId })
-    .from(cardServices)
-    .innerJoin(cards, eq(cards.id, cardServices.cardId))
-    .where(and(sql`${cardServices.id} = any(${sql.placeholder('ids')}::int[])`, eq(cardServices.status, ACTIVE), liveProduct('card')))
-    .prepare('orderable_card_services'),
-}));
+);
 
 /**
  * Checks a top-up order against the catalog: an orderable top-up, one of its active services and
@@ -46,7 +43,7 @@ const orderableStatements = builtOnce((db: Db) => ({
  * All failing fields are reported together (422).
  */
 export async function checkTopUpOrder(db: Db, input: TopUpOrderRequest) {
-  const [topUp] = await orderableStatements(db).topUp.execute({ topUpId: input.topUpId, serviceId: input.serviceId });
+  const [topUp] = await orderableTopUp(db).execute({ topUpId: input.topUpId, serviceId: input.serviceId });
   if (!topUp) throw validationError(['The selected top up id is invalid.']);
 
   const messages = topUp.serviceId === null ? ['The selected service id is invalid.'] : [];
@@ -86,14 +83,6 @@ export function mergeCardLines(lines: CardLineRequest[]): CardLineRequest[] {
   return [...merged].map(([serviceId, quantity]) => ({ serviceId, quantity }));
 }
 
-/** Checks card order lines (merged): every service exists and is active, of an active card (else 422). */
-export async function checkCardOrder(db: Db, lines: CardLineRequest[]) {
-  const rows = await orderableStatements(db).cardServices.execute({ ids: lines.map((l) => l.serviceId) });
-  if (rows.length !== lines.length) throw validationError(['The selected service ids is invalid.']);
-  const cardOf = new Map(rows.map((r) => [r.id, r.cardId]));
-  return lines.map((l) => ({ ...l, cardId: cardOf.get(l.serviceId)! }));
-}
-
 // ───────────────────────────── placement ─────────────────────────────
 
 export type Idempotency = { key: string; endpoint: string; digest: Buffer };
@@ -104,12 +93,15 @@ export type PlaceOrder = {
   utr: string;
   topUpId: number | null;
   informations: Record<string, string> | null;
-  lines: Array<{ serviceId: number; quantity: number; cardId: number | null }>;
+  lines: Array<{ serviceId: number; quantity: number }>;
   idempotency: Idempotency | null;
 };
 
-/** A new order, or the first order placed under the same Idempotency-Key for the same request (C15). */
-export type Placed = { kind: 'placed'; orderId: number; utr: string } | { kind: 'replayed'; utr: string };
+/**
+ * A new order, or the first order placed under the same Idempotency-Key for the same request (C15), or nothing
+ * written because a service is not on sale (inactive, of a product off sale, not of the top-up ordered).
+ */
+export type Placed = { kind: 'placed'; orderId: number; utr: string } | { kind: 'replayed'; utr: string } | { kind: 'unorderable' };
 
 /** Digest of a canonical form of a request: keys sorted at every level, so encodings and key order do not matter. */
 export function requestDigest(endpoint: string, request: unknown): Buffer {
@@ -134,23 +126,37 @@ type PlacementValue = 'lines' | 'accountId' | 'key' | 'endpoint' | 'digest' | 'a
 /** The placement statement of a product kind, its text built once (see builtStatement). */
 function placementStatement(kind: ProductKind) {
   const t = names(kind);
+  const { product, serviceProduct } = PRODUCT_KINDS[kind];
   const services = sql.identifier(t.services);
   return builtStatement<PlacementValue>(
     (slot) => sql`
     with req as (
-      select * from jsonb_to_recordset(${slot('lines')}::jsonb) as r(pos int, service_id int, qty int, card_id int)
+      select * from jsonb_to_recordset(${slot('lines')}::jsonb) as r(pos int, service_id int, qty int)
+    ), orderable as (
+      -- The catalog check, in the statement's own snapshot: every service active, of a product on sale (of the top-up
+      -- ordered, for a top-up), so a product taken off sale is never ordered however close the change.
+      -- While is_offered = 1 the service's own fields are the campaign pricing; the regular one is in old_data.
+      select s.id, ${kind === 'card' ? sql`s.card_id` : sql`null::int`} as card_id,
+             case when s.is_offered = 1 and s.old_data is not null then (s.old_data->>'price')::numeric else s.price end as price,
+             case when s.is_offered = 1 and s.old_data is not null then (s.old_data->>'discount')::numeric else s.discount end as discount,
+             case when s.is_offered = 1 and s.old_data is not null then s.old_data->>'discount_type' else s.discount_type end as discount_type
+      from ${services} s join ${product} on ${product.id} = s.${sql.identifier(serviceProduct.name)}
+      where s.id in (select service_id from req) and s.status = ${ACTIVE} and ${liveProduct(kind)}
+        ${kind === 'top_up' ? sql`and s.top_up_id = ${slot('topUpId')}::int` : sql``}
+    ), sellable as (
+      select 1 where (select count(*) from orderable) = (select count(*) from req)
     ), claim as (
       insert into idempotency_keys as k (account_id, key, endpoint, request_digest, response_status, response_body)
       select ${slot('accountId')}::int, ${slot('key')}::text, ${slot('endpoint')}::text, ${slot('digest')}::bytea,
              200, ${slot('answer')}::jsonb
-      where ${slot('key')}::text is not null
+      where ${slot('key')}::text is not null and exists (select 1 from sellable)
       on conflict (account_id, key) do update
         set endpoint = excluded.endpoint, request_digest = excluded.request_digest, response_status = excluded.response_status,
             response_body = excluded.response_body, created_at = now()
         where k.created_at < now() - interval '24 hours'
       returning 1
     ), go as (
-      select 1 where ${slot('key')}::text is null or exists (select 1 from claim)
+      select 1 where exists (select 1 from sellable) and (${slot('key')}::text is null or exists (select 1 from claim))
     ), locked as (
       -- Campaign units are sold only at the pricing of the campaign that applies today (C9, one rule), which
       -- must be the one the service carries: between a campaign change and the sync, units sell at the regular price.
@@ -171,21 +177,14 @@ function placementStatement(kind: ProductKind) {
       update ${services} s set offered_sell = s.offered_sell + a.n, updated_at = now()
       from alloc a where s.id = a.id and a.n > 0
       returning s.id
-    ), regular as (
-      -- While is_offered = 1 the service's own fields are the campaign pricing; the regular one is in old_data.
-      select s.id,
-             case when s.is_offered = 1 and s.old_data is not null then (s.old_data->>'price')::numeric else s.price end as price,
-             case when s.is_offered = 1 and s.old_data is not null then (s.old_data->>'discount')::numeric else s.discount end as discount,
-             case when s.is_offered = 1 and s.old_data is not null then s.old_data->>'discount_type' else s.discount_type end as discount_type
-      from ${services} s where s.id in (select service_id from req)
     ), priced as (
-      select r.pos, r.service_id, r.qty, r.card_id, g.price as base_price, x.unit,
+      select r.pos, r.service_id, r.qty, g.card_id, g.price as base_price, x.unit,
              coalesce(a.n, 0) as campaign_units,
              case when a.n > 0 then a.unit end as campaign_unit_price,
              case when a.n > 0 then a.campaign_id end as campaign_id,
              coalesce(a.n, 0) * coalesce(a.unit, 0) + (r.qty - coalesce(a.n, 0)) * x.unit as line_total
       from req r
-      join regular g on g.id = r.service_id
+      join orderable g on g.id = r.service_id
       cross join lateral (select ${unitPriceSql('g.price', 'g.discount', 'g.discount_type')} as unit) x
       left join alloc a on a.id = r.service_id
     ), debit as (
@@ -212,16 +211,16 @@ function placementStatement(kind: ProductKind) {
       from placed p, priced q
       order by q.pos
     )
-    select p.id as order_id from placed p`,
+    select (select id from placed) as order_id, exists (select 1 from sellable) as orderable`,
   );
 }
 
 const placementStatements = { card: placementStatement('card'), top_up: placementStatement('top_up') };
 
 /**
- * Places an order in ONE statement (one round trip, one implicit transaction): claim the Idempotency-Key,
- * reserve campaign units, price every line, debit the balance with its ledger row, insert the order and
- * its lines. Either everything is written or nothing.
+ * Places an order in ONE statement (one round trip, one implicit transaction): check that every service is on
+ * sale, claim the Idempotency-Key, reserve campaign units, price every line, debit the balance with its ledger row,
+ * insert the order and its lines. Either everything is written or nothing.
  *
  * - Campaign units: services in a campaign (`is_offered = 1`, campaign active today) are locked in id order and take
  *   `least(qty, max_sell − offered_sell)` units at their own (campaign) price; the rest pay the regular
@@ -235,7 +234,7 @@ const placementStatements = { card: placementStatement('card'), top_up: placemen
 export async function placeOrder(db: DbOrTx, input: PlaceOrder): Promise<Placed> {
   const idem = input.idempotency;
   const values: Record<PlacementValue, unknown> = {
-    lines: JSON.stringify(input.lines.map((l, pos) => ({ pos, service_id: l.serviceId, qty: l.quantity, card_id: l.cardId }))),
+    lines: JSON.stringify(input.lines.map((l, pos) => ({ pos, service_id: l.serviceId, qty: l.quantity }))),
     accountId: input.accountId,
     key: idem?.key ?? null,
     endpoint: idem?.endpoint ?? null,
@@ -254,8 +253,9 @@ export async function placeOrder(db: DbOrTx, input: PlaceOrder): Promise<Placed>
     if (isInsufficientBalance(err)) throw new AppError('insufficient_balance');
     throw err;
   }
-  const placed = rows[0];
-  if (placed) return { kind: 'placed', orderId: Number(placed.order_id), utr: input.utr };
+  const [placed] = rows as Array<{ order_id: string | null; orderable: boolean }>;
+  if (!placed!.orderable) return { kind: 'unorderable' };
+  if (placed!.order_id !== null) return { kind: 'placed', orderId: Number(placed!.order_id), utr: input.utr };
   if (!idem) throw new Error('order placement wrote nothing without an Idempotency-Key');
   return replay(db, input.accountId, idem);
 }

@@ -143,7 +143,7 @@ describe('GET /metrics', () => {
     expect((await scrape()).value('low_stock_alerts_total', labels)).toBe(0);
     await app.services.sql`update card_services set low_stock_threshold = 5 where id = ${serviceId}`;
     // Raises the alert, unless the workers' stock-keeping timer has just done so: once per crossing either way.
-    await noteStockLevels(app.services.db, serviceId);
+    await noteStockLevels(app.services.db, [serviceId]);
     const after = await scrape();
     expect(after.value('low_stock_alerts_total', labels)).toBe(1);
     expect(after.value('card_service_below_low_stock_threshold', labels)).toBe(1);

@@ -191,7 +191,7 @@ describe('retention (C23)', () => {
   it('keeps the count of stock.low alerts on /metrics when their events are deleted', async () => {
     const service = await createCardService(app.services.db, '2.00');
     await app.services.sql`update card_services set low_stock_threshold = 5 where id = ${service.serviceId}`;
-    await noteStockLevels(app.services.db, service.serviceId);
+    await noteStockLevels(app.services.db, [service.serviceId]);
     const series = new RegExp(`^low_stock_alerts_total\\{card_service_id="${service.serviceId}"\\} 1$`, 'm');
     expect(await app.scrape()).toMatch(series);
     await sql()`

@@ -1,7 +1,9 @@
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../src/lib/logger.js';
+import { fulfilCardOrdersIn } from '../../src/modules/fulfilment/cards.js';
 import { batchedFulfilment, topUpProvider, type FulfilmentResult } from '../../src/modules/fulfilment/index.js';
+import { openCode } from '../../src/modules/inventory/codes.js';
 import type { SupplierRouting } from '../../src/modules/providers/index.js';
 import { expectJson } from '../helpers/api.js';
 import { createCard, createOrder, createTopUpOrder } from '../helpers/fixtures.js';
@@ -13,7 +15,8 @@ let buyer: Buyer;
 
 beforeAll(async () => {
   // No workers: each test hands the orders to a batcher of its own, all at once.
-  app = await startTestApp({ workers: false, env: { WEBHOOK_ALLOW_PRIVATE: 'true' } });
+  // One job at a time for the queues whose jobs go alone: card fulfilment still takes its jobs in batches.
+  app = await startTestApp({ workers: false, env: { WEBHOOK_ALLOW_PRIVATE: 'true', WORKER_CONCURRENCY: '1' } });
   buyer = await createBuyer(app, '100000.00');
   // An endpoint that wants every event: each status move writes its event to the outbox (nothing delivers it here).
   await expectJson(await buyer.api.postJson('/api/webhooks', { url: 'http://127.0.0.1:9/hook' }), 200);
@@ -61,6 +64,14 @@ async function refuseStatusMoves(utr: string, body: () => Promise<void>): Promis
 const eventsOf = async (utr: string) =>
   (await app.services.db.execute<{ type: string }>(sql`select type from webhook_events where data->>'utr' = ${utr}`)).map((r) => r.type);
 
+/** How many deliveries each event of the order `utr` has. */
+const deliveriesOf = async (utr: string) =>
+  (
+    await app.services.db.execute<{ endpoints: number }>(sql`
+      select (select count(*)::int from webhook_deliveries d where d.event_id = e.id) as endpoints
+      from webhook_events e where e.data->>'utr' = ${utr}`)
+  ).map((r) => r.endpoints);
+
 describe('batched card fulfilment', () => {
   it('two batchers at once, 80 orders for 50 codes: each code to one line, lines add up, outcomes match the rows', async () => {
     const card = await createCard(app.services.db, { services: [{ price: '1.00' }] });
@@ -88,7 +99,52 @@ describe('batched card fulfilment', () => {
     expect(await sellCount(app.services.db, card.id)).toBe(50);
     // One reported change and one outbox event per order, each moved once.
     expect([...one.reported, ...two.reported].sort()).toEqual(placed.map((o) => o.utr).sort());
-    for (const order of placed) expect((await eventsOf(order.utr)).length).toBe(1);
+    // A batch moves its orders in one statement: each event is still delivered to the one endpoint, once.
+    for (const order of placed) expect(await deliveriesOf(order.utr)).toEqual([1]);
+  });
+
+  it('deals a service\'s codes in one statement across lines and orders, lowest order id first, oldest codes first', async () => {
+    const card = await createCard(app.services.db, { services: [{ price: '1.00' }, { price: '2.00' }] });
+    const [a, b] = card.services.map((s) => s.id) as [number, number];
+    const codesOfA = await stockCodes(app, a, 5, 'A');
+    const codesOfB = await stockCodes(app, b, 1, 'B');
+    const place = async (serviceIds: number[], quantities: number[]) =>
+      (await expectJson(await buyer.api.postJson('/api/card/make-order', { service_ids: serviceIds, quantities }), 200)).message.utr as string;
+    // Placed in this order, so their ids rise: the first takes A's two oldest codes and B's one, and so on.
+    const utrs = [await place([a, b], [2, 1]), await place([a], [2]), await place([b, a], [1, 3])];
+    const ids = await Promise.all(utrs.map(async (utr) => (await orderState(app.services.db, utr)).id));
+
+    let statements = 0;
+    const steps = await app.services.db.transaction(async (tx) => {
+      const spy = vi.spyOn(tx, 'execute');
+      // Handed over highest id first: the deal goes by id, not by the order given.
+      const done = await fulfilCardOrdersIn(tx, [...ids].reverse());
+      statements = spy.mock.calls.length;
+      return done;
+    });
+    expect(steps.map((step) => step.outcome)).toEqual(['stock_short', 'completed', 'completed']);
+    // Whatever the number of orders: the assignment, a move to each status reached, the stock check.
+    expect(statements).toBe(4);
+
+    const dealt = await app.services.sql<{ utr: string; service: number; sealed: Buffer }[]>`
+      select o.utr, l.card_service_id as service, c.code_encrypted as sealed
+      from card_codes c join order_lines l on l.id = c.order_line_id join orders o on o.id = l.order_id
+      where o.id = any(${ids}::bigint[]) order by c.id`;
+    const key = app.services.config.codeEncryptionKey;
+    const codesTo = (utr: string, service: number) =>
+      dealt.filter((row) => row.utr === utr && row.service === service).map((row) => openCode(key, row.sealed));
+    expect(codesTo(utrs[0]!, a)).toEqual(codesOfA.slice(0, 2));
+    expect(codesTo(utrs[0]!, b)).toEqual(codesOfB);
+    expect(codesTo(utrs[1]!, a)).toEqual(codesOfA.slice(2, 4));
+    expect(codesTo(utrs[2]!, a)).toEqual(codesOfA.slice(4));
+    expect(codesTo(utrs[2]!, b)).toEqual([]);
+    const last = await orderState(app.services.db, utrs[2]!);
+    expect(last.status).toBe(3);
+    expect(last.lines.map((line) => [line.card_service_id, line.codes_owed, line.assigned])).toEqual([
+      [b, 1, 0],
+      [a, 2, 1],
+    ]);
+    expect(await sellCount(app.services.db, card.id)).toBe(6);
   });
 
   it('one order that fails in a batch fails alone: the others complete, each reported once after its commit', async () => {
@@ -183,5 +239,25 @@ describe('batched card fulfilment', () => {
       expect(jobs[2]!.failedReason).toContain('Failed query');
       expect((await orderState(app.services.db, bad.utr)).status).toBe(0);
     });
+  });
+
+  it('through the queue, whatever WORKER_CONCURRENCY: queued card orders go in transactions of several orders, at most 32', async () => {
+    await app.startWorkers();
+    const card = await createCard(app.services.db, { services: [{ price: '1.00' }] });
+    const serviceId = card.services[0]!.id;
+    await stockCodes(app, serviceId, 150);
+    const placed = await cardOrders(serviceId, card.id, Array.from({ length: 150 }, () => 1));
+    await app.services.queues.fulfilment.addBulk(placed.map((order) => ({ name: 'fulfil', data: { orderId: order.id, utr: order.utr }, opts: { jobId: order.utr } })));
+    await waitFor('every order to complete', async () => {
+      const [row] = await app.services.sql`select count(*)::int as done from orders where id = any(${placed.map((o) => o.id)}::bigint[]) and status = 1`;
+      return row!.done === placed.length;
+    });
+    // Orders completed by one transaction share its start time (now()).
+    const transactions = await app.services.sql<{ orders: number }[]>`
+      select count(*)::int as orders from orders where id = any(${placed.map((o) => o.id)}::bigint[]) group by completed_at`;
+    const sizes = transactions.map((t) => t.orders);
+    expect(Math.max(...sizes)).toBeGreaterThan(1);
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(32);
+    expect(sizes.reduce((sum, n) => sum + n, 0)).toBe(placed.length);
   });
 });

@@ -3,23 +3,21 @@ import { builtStatement, type DbOrTx, type Tx } from '../../db/client.js';
 import { cardCodes, cardSales, cardServices, orderLines, orders } from '../../db/schema.js';
 import { noteStockLevels } from '../inventory/low-stock.js';
 import { statusChange, unobserved, type StatusChange, type StatusObserver } from '../orders/events.js';
-import { canTransition, ORDER_STATUS, sourcesOf, transitionOrder, type OrderStatus } from '../orders/state.js';
+import { canTransition, ORDER_STATUS, sourcesOf, STATUS_LABELS, transitionOrders, type OrderStatus } from '../orders/state.js';
 
 export type CardFulfilment = 'completed' | 'stock_short' | 'noop';
 
 /** Key space of the per-service restock lock (two-int advisory locks never collide with one-bigint ones). */
 const RESTOCK_LOCK_SPACE = 7301004;
 
-/** What the assignment statement found and did: the order's status before, and per line what it got. */
-type Assignment = { status: OrderStatus; drawn_services: number[] | null; short: boolean };
+/** What the assignment statement found and did for one order: its status before, and what its lines got. */
+type Assignment = { id: number; status: OrderStatus; drawn_services: number[] | null; short: boolean };
 
 /**
  * Hands free codes to every line of a card order that is still owed some, in one transaction:
  * all lines full → `completed`, any line short → `stock_short`. Free codes are taken oldest first
  * with SKIP LOCKED, so concurrent fulfilments never wait on each other and never share a code.
  * Idempotent: an order that is complete, refunded or has no new stock to take is left as it is.
- * Two statements whatever the number of lines: the assignment and the status move (with its outbox event);
- * then a low-stock check per service drawn from.
  * `observe` hears of the status change once the transaction has committed.
  */
 export async function fulfilCardOrder(db: DbOrTx, orderId: number, observe: StatusObserver = unobserved): Promise<CardFulfilment> {
@@ -32,30 +30,28 @@ export async function fulfilCardOrder(db: DbOrTx, orderId: number, observe: Stat
 export type CardStep = { outcome: CardFulfilment; change: StatusChange | null };
 
 /**
- * Fulfils several card orders in the caller's transaction, each as `fulfilCardOrder` does, and checks the stock of
- * every service drawn from once. Three steps for the whole batch: the assignments, the status moves, the stock
- * checks; the statements of a step are sent without waiting for one another (the driver pipelines them on the
- * transaction's connection), so a batch costs a few round trips, not a few per order. PostgreSQL runs them one after
- * the other, in the order of `orderIds`: an order sees the codes the ones before it took.
+ * Fulfils several card orders in the caller's transaction, each as `fulfilCardOrder` does, in three steps whatever
+ * their number: one assignment statement for all of them, one status move per status reached (sent together: the
+ * driver pipelines them on the transaction's connection), one stock check of every service drawn from. Codes go to
+ * the orders lowest id first, as if fulfilled one after the other in that order.
  * Results in the order of `orderIds`; nothing is observed here: the caller reports the changes once it has committed.
  */
 export async function fulfilCardOrdersIn(tx: Tx, orderIds: number[]): Promise<CardStep[]> {
-  const found = await allSettled(orderIds.map((orderId) => assignOwedCodes(tx, orderId)));
-  const outcomes = found.map(outcomeOf);
-  const moved = await allSettled(
-    orderIds.map((orderId, i) => {
-      const to = outcomes[i] === 'completed' ? ORDER_STATUS.completed : outcomes[i] === 'stock_short' && found[i]!.status === ORDER_STATUS.initiate ? ORDER_STATUS.stock_short : null;
-      return to === null ? null : transitionOrder(tx, orderId, to);
-    }),
-  );
-  // Lowest id first, as any other transaction checking several services does.
-  const drawn = [...new Set(found.flatMap((f) => f?.drawn_services ?? []))].sort((a, b) => a - b);
-  await allSettled(drawn.map((cardServiceId) => noteStockLevels(tx, cardServiceId)));
-  return outcomes.map((outcome, i) => ({ outcome, change: moved[i] ? statusChange(moved[i]) : null }));
+  const found = new Map((await tx.execute<Assignment>(assignment({ orderIds }))).map((row) => [row.id, row]));
+  const outcomes = new Map(orderIds.map((id) => [id, outcomeOf(found.get(id))]));
+  const movingTo = (to: OrderStatus) =>
+    orderIds.filter((id) => outcomes.get(id) === STATUS_LABELS[to] && canTransition(found.get(id)!.status, to));
+  const moved = (await allSettled([ORDER_STATUS.completed, ORDER_STATUS.stock_short].map((to) => transitionOrders(tx, movingTo(to), to)))).flat();
+  const changeOf = new Map(moved.map((row) => [row.id, statusChange(row)]));
+  await noteStockLevels(tx, [...new Set([...found.values()].flatMap((f) => f.drawn_services ?? []))]);
+  return orderIds.map((id) => ({ outcome: outcomes.get(id)!, change: changeOf.get(id) ?? null }));
 }
 
-/** Nothing to do for an order that is not a card order or can no longer complete; else whether a line is short. */
-const outcomeOf = (found: Assignment | null): CardFulfilment =>
+/**
+ * Nothing to do for an order that is not a card order or can no longer complete; else whether a line is short. A
+ * `stock_short` order still short stays as it is (`movingTo` finds no move for it).
+ */
+const outcomeOf = (found: Assignment | undefined): CardFulfilment =>
   !found || !canTransition(found.status, ORDER_STATUS.completed) ? 'noop' : found.short ? 'stock_short' : 'completed';
 
 /**
@@ -70,37 +66,52 @@ async function allSettled<T>(pending: Array<Promise<T> | T>): Promise<T[]> {
 }
 
 /**
- * One statement: locks the order (serialising this with refunds and a second run of the same job), gives each
- * owed line up to `codes_owed` free codes of its service, lowers what the lines are owed, and appends the sales
- * (not added to cards.sell_count, so concurrent fulfilments of one card never wait on its row).
- * Nothing is assigned unless the order is a card order that may still complete. Null: no such card order.
+ * One statement for a set of orders: locks them (lowest id first, serialising this with refunds and a second run of
+ * the same job), gives each owed line up to `codes_owed` free codes of its service, lowers what the lines are owed,
+ * and appends the sales (not added to cards.sell_count, so concurrent fulfilments of one card never wait on its row).
+ * The free codes of each service are taken once for all its lines, oldest first, and dealt out by rank: the lines
+ * of lower order ids first, each line the run of codes after those owed before it. Nothing is assigned to an order
+ * that is not a card order or can no longer complete. A row per card order found.
  */
-const assignment = builtStatement<'orderId'>((slot) => {
+const assignment = builtStatement<'orderIds'>((slot) => {
   const completable = sql.join(sourcesOf(ORDER_STATUS.completed).map((s) => sql`${s}`), sql`, `);
   return sql`
     with locked as (
-      select id, status from ${orders} where id = ${slot('orderId')}::int and kind = 'card' for no key update
+      select id, status from ${orders} where id = any(${slot('orderIds')}::bigint[]) and kind = 'card' order by id for no key update
     ), owed as (
-      select l.id, l.card_service_id, l.codes_owed, s.card_id
+      select l.id, l.order_id, l.card_service_id, l.codes_owed, s.card_id,
+        -- The codes of this service owed to the lines before this one: where this line's run of codes starts.
+        coalesce(sum(l.codes_owed) over (partition by l.card_service_id order by l.order_id, l.id
+                                         rows between unbounded preceding and 1 preceding), 0) as owed_before
       from ${orderLines} l join ${cardServices} s on s.id = l.card_service_id
       join locked on locked.id = l.order_id
       where l.codes_owed > 0 and locked.status in (${completable})
-    ), assigned as (
-      -- id = any(array(…)): the codes are found through the free-codes index and updated through the primary
-      -- key (a join with a CTE of picks was planned as a scan of the whole table).
-      update ${cardCodes} c set order_line_id = owed.id, assigned_at = now()
-      from owed
-      where c.id = any(array(
-        select f.id from ${cardCodes} f
-        where f.card_service_id = owed.card_service_id and f.order_line_id is null
+    ), wanted as (
+      select card_service_id, sum(codes_owed) as codes from owed group by card_service_id
+    ), picked as (
+      select f.id, f.card_service_id, row_number() over (partition by f.card_service_id order by f.id) as rank
+      from wanted cross join lateral (
+        select f.id, f.card_service_id from ${cardCodes} f
+        where f.card_service_id = wanted.card_service_id and f.order_line_id is null
         order by f.id
-        limit owed.codes_owed
-        for no key update skip locked))
+        limit wanted.codes
+        for no key update skip locked) f
+    ), dealt as (
+      -- As two arrays: the update below then reads them as a set of about a hundred rows (unnest), which the planner
+      -- joins through the primary key; joined to a CTE, the codes table was scanned whole or probed once per pair.
+      select array_agg(picked.id) as code_ids, array_agg(owed.id) as line_ids
+      from picked join owed on owed.card_service_id = picked.card_service_id
+        and picked.rank > owed.owed_before and picked.rank <= owed.owed_before + owed.codes_owed
+    ), assigned as (
+      update ${cardCodes} c set order_line_id = deal.line_id, assigned_at = now()
+      from unnest((select code_ids from dealt), (select line_ids from dealt)) as deal(code_id, line_id)
+      where c.id = deal.code_id
       returning c.order_line_id as line_id
+    ), delivered as (
+      select line_id, count(*)::int as codes from assigned group by line_id
     ), per_line as (
-      select owed.id, owed.card_service_id, owed.card_id, owed.codes_owed, count(assigned.line_id)::int as delivered
-      from owed left join assigned on assigned.line_id = owed.id
-      group by owed.id, owed.card_service_id, owed.card_id, owed.codes_owed
+      select owed.id, owed.order_id, owed.card_service_id, owed.card_id, owed.codes_owed, coalesce(delivered.codes, 0) as delivered
+      from owed left join delivered on delivered.line_id = owed.id
     ), lowered as (
       update ${orderLines} l set codes_owed = l.codes_owed - per_line.delivered
       from per_line where l.id = per_line.id and per_line.delivered > 0
@@ -108,16 +119,11 @@ const assignment = builtStatement<'orderId'>((slot) => {
       insert into ${cardSales} (card_id, sold)
       select card_id, sum(delivered)::int from per_line where delivered > 0 group by card_id
     )
-    select locked.status,
-      (select array_agg(distinct card_service_id) from per_line where delivered > 0) as drawn_services,
-      coalesce((select bool_or(codes_owed > delivered) from per_line), false) as short
+    select locked.id::float8 as id, locked.status,
+      (select array_agg(distinct card_service_id) from per_line where per_line.order_id = locked.id and delivered > 0) as drawn_services,
+      coalesce((select bool_or(codes_owed > delivered) from per_line where per_line.order_id = locked.id), false) as short
     from locked`;
 });
-
-async function assignOwedCodes(tx: Tx, orderId: number): Promise<Assignment | null> {
-  const [row] = await tx.execute<Assignment>(assignment({ orderId }));
-  return row ?? null;
-}
 
 /** Orders fulfilled per restock transaction: bounds how long one transaction holds its locks. */
 const RESTOCK_BATCH = 25;
@@ -159,7 +165,7 @@ export async function restockCardService(
     fulfilledOrders += batch.fulfilled;
     if (batch.done) {
       // Codes came in (a restock follows every import): a service back at its threshold may alert again.
-      await noteStockLevels(db, cardServiceId);
+      await noteStockLevels(db, [cardServiceId]);
       return { fulfilledOrders };
     }
   }

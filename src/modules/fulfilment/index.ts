@@ -9,7 +9,7 @@ import type { Logger } from '../../lib/logger.js';
 import type { Metrics } from '../../lib/metrics.js';
 import { statusObserver } from '../orders/events.js';
 import { advanceTopUpOrder, isRouted, type RoutingResult, type SupplierRouting } from '../providers/routing.js';
-import { batcher, type BatchOptions } from './batch.js';
+import { batcher, type BatchOptions } from '../../lib/batch.js';
 import { fulfilCardOrder, fulfilCardOrdersIn, type CardFulfilment } from './cards.js';
 import { fulfilTopUpOrder, type TopUpFulfilment, type TopUpProvider } from './top-ups.js';
 
@@ -52,7 +52,7 @@ async function fulfilTopUp(deps: FulfilmentDeps, orderId: number): Promise<Fulfi
  * with one, the worker waited for each commit and PostgreSQL for the worker, both well under their core (47% and 65%
  * draining a backlog); with two, the drain went from about 1,000 to 1,430 orders/s.
  */
-export const FULFILMENT_BATCH: BatchOptions = { maxSize: 32, inFlight: 2 };
+export const FULFILMENT_BATCH: BatchOptions = { maxSize: 32, inFlight: 3 };
 
 /**
  * Fulfilment jobs a worker process runs at once: enough for full batches, those running and the next gathering. A job

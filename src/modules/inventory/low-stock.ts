@@ -9,12 +9,13 @@ export type LowStock = { card_service_id: number; card_id: number; name: string;
  * for the operators and marks the service alerted; stock back at the threshold clears the mark, so the next
  * fall alerts again. Once per crossing, however many orders take codes meanwhile: the flip of the mark is
  * the only writer, and concurrent callers see it through the row lock.
- * Called in the transaction that changed a service's stock (`cardServiceId`), and for every service from a
+ * Called in the transaction that changed services' stock (`cardServiceIds`), and for every service from a
  * timer in the worker processes, which catches a crossing that two concurrent fulfilments each counted from
  * a snapshot still holding the other's codes.
  * Counting stops at the threshold, so a service holding a million codes costs the same as one holding ten.
  */
-export async function noteStockLevels(db: DbOrTx, cardServiceId?: number): Promise<LowStock[]> {
+export async function noteStockLevels(db: DbOrTx, cardServiceIds?: number[]): Promise<LowStock[]> {
+  if (cardServiceIds?.length === 0) return [];
   const flipped = await db.execute<LowStock & { alerted: boolean }>(sql`
     with level as (
       select s.id, s.card_id, s.name, s.low_stock_threshold as threshold,
@@ -22,7 +23,7 @@ export async function noteStockLevels(db: DbOrTx, cardServiceId?: number): Promi
           select 1 from card_codes c where c.card_service_id = s.id and c.order_line_id is null limit s.low_stock_threshold
         ) free)::int as available
       from card_services s
-      where ${cardServiceId === undefined ? sql`true` : sql`s.id = ${cardServiceId}`}
+      where ${cardServiceIds === undefined ? sql`true` : sql`s.id = any(${sql.param(cardServiceIds)}::int[])`}
         and (s.low_stock_threshold > 0 or s.low_stock_alerted)
     )
     update card_services s set low_stock_alerted = level.available < level.threshold,

@@ -79,11 +79,7 @@ export type TransitionedOrder = {
 /**
  * Moves an order to `to` in one statement, so concurrent or retried callers cannot skip the table: the row
  * is returned when it moved, null when its current status does not allow the move. Every status change of
- * an order goes through here.
- *
- * The same statement writes the change's event to the outbox (and one delivery per endpoint of the
- * account that wants it), so no change is ever without its event and no event outlives a rolled-back
- * change. An account without endpoints costs one index probe and writes nothing.
+ * an order goes through here or through `transitionOrders`, which share one statement.
  */
 export async function transitionOrder(
   db: DbOrTx,
@@ -91,12 +87,31 @@ export async function transitionOrder(
   to: OrderStatus,
   extra: { note?: string; refundedAmount?: string } = {},
 ): Promise<TransitionedOrder | null> {
-  if (sourcesOf(to).length === 0) return null;
+  const [moved] = await transitionOrders(db, [orderId], to, extra);
+  return moved ?? null;
+}
+
+/**
+ * Moves each of `orderIds` that the table lets go to `to`, in one statement whatever their number (a fulfilment
+ * batch moves its orders together): the rows that moved, in id order; an order whose status does not allow the
+ * move is left as it is and not returned. The orders are locked lowest id first, as every other multi-order
+ * transaction locks them.
+ *
+ * The same statement writes each change's event to the outbox (and one delivery per endpoint of the
+ * account that wants it), so no change is ever without its event and no event outlives a rolled-back
+ * change. An account without endpoints costs one index probe and writes nothing.
+ */
+export async function transitionOrders(
+  db: DbOrTx,
+  orderIds: number[],
+  to: OrderStatus,
+  extra: { note?: string; refundedAmount?: string } = {},
+): Promise<TransitionedOrder[]> {
+  if (sourcesOf(to).length === 0 || orderIds.length === 0) return [];
   let statement = transitionStatements.get(to);
   if (!statement) transitionStatements.set(to, (statement = transitionStatement(to)));
   const refundedAmount = extra.refundedAmount === undefined ? null : fromCents(toCents(extra.refundedAmount));
-  const rows = await db.execute<TransitionedOrder>(statement({ orderId, note: extra.note ?? null, refundedAmount }));
-  return rows[0] ?? null;
+  return db.execute<TransitionedOrder>(statement({ orderIds, note: extra.note ?? null, refundedAmount }));
 }
 
 /** The move to each status, its text built once (see builtStatement) when first needed. */
@@ -104,11 +119,11 @@ const transitionStatements = new Map<OrderStatus, ReturnType<typeof transitionSt
 
 function transitionStatement(to: OrderStatus) {
   const event = EVENT_OF_STATUS[to] ?? null;
-  return builtStatement<'orderId' | 'note' | 'refundedAmount'>(
+  return builtStatement<'orderIds' | 'note' | 'refundedAmount'>(
     (slot) => sql`
     with before as (
-      -- Locking returns the row as it is now, so previous_status is exact even under a concurrent move.
-      select id, status from orders where id = ${slot('orderId')}::int for no key update
+      -- Locking returns the rows as they are now, so previous_status is exact even under a concurrent move.
+      select id, status from orders where id = any(${slot('orderIds')}::bigint[]) order by id for no key update
     ),
     moved as (
       -- A note or refunded amount not given (null) leaves the order's own.
@@ -125,8 +140,8 @@ function transitionStatement(to: OrderStatus) {
         orders.total, orders.currency, orders.refunded_amount, orders.updated_at, orders.completed_at
     ),
     wanting as (
-      -- Read once: whether to write the event, and where to deliver it.
-      select endpoint.id from moved
+      -- Read once per order: whether to write its event, and where to deliver it.
+      select moved.id as order_id, endpoint.id from moved
       join lateral (${wantingEndpoints(sql`moved.account_id`, sql`${event}::text`)}) endpoint on true
       where ${event}::text is not null
     ),
@@ -136,16 +151,17 @@ function transitionStatement(to: OrderStatus) {
           'utr', moved.utr, 'kind', moved.kind, 'status', moved.status, 'status_label', ${STATUS_LABELS[to]}::text,
           'previous_status', moved.previous_status, 'price', moved.total, 'currency', moved.currency)
       from moved
-      where exists (select 1 from wanting)
-      returning id
+      where exists (select 1 from wanting where wanting.order_id = moved.id)
+      returning id, data->>'utr' as utr
     ),
     deliveries as (
       insert into webhook_deliveries (event_id, endpoint_id)
-      select event.id, wanting.id from event, wanting
+      select event.id, wanting.id from event join moved on moved.utr = event.utr join wanting on wanting.order_id = moved.id
     )
     select id::float8 as id, utr, account_id as "accountId", kind, status, previous_status as "previousStatus", total,
       refunded_amount as "refundedAmount", updated_at as "updatedAt", completed_at as "completedAt"
     from moved
+    order by id
   `,
   );
 }

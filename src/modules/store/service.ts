@@ -253,7 +253,7 @@ export const updateService = <K extends ProductKind>(deps: StoreDeps, kind: K, i
             .where(eq(cardServices.id, id))
             .returning();
     // A new threshold is measured against the stock at once: raised above it alerts, lowered under it re-arms.
-    if (kind === 'card' && input.low_stock_threshold !== undefined) await noteStockLevels(tx, id);
+    if (kind === 'card' && input.low_stock_threshold !== undefined) await noteStockLevels(tx, [id]);
     return row as ServiceView[K];
   });
 

@@ -2,6 +2,7 @@ import { fillPlaceholders, Param, type Placeholder, sql, SQL, type SQLChunk, Str
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
+import { batcher, type BatchOptions } from '../lib/batch.js';
 import { secondsLeft } from '../lib/deadline.js';
 import * as schema from './schema.js';
 
@@ -89,6 +90,28 @@ export function builtRead<V extends string, R>(template: (slot: (name: V) => Pla
   const { text, params } = renderOnce(template);
   // drizzle's client, which names the statement where statements may be prepared (see preparedStatements).
   return (db, values) => (db as Db & { $client: Sql }).$client.unsafe(text, fillPlaceholders(params, values) as never[]) as unknown as Promise<R[]>;
+}
+
+/**
+ * A hot read that concurrent callers share: the items asked for while a statement is running go together in the
+ * next one (`batcher`), so a busy process sends one statement for many requests instead of one each, and each caller
+ * still reads after it asked. `template` reads every item of `valuesOf(items)` (arrays, one element per item) and
+ * returns one row per item in the order given (`unnest(…) with ordinality`, ordered by it). Built once per database
+ * handle; reads outside transactions.
+ */
+export function batchedRead<Item, R, V extends string>(
+  template: (slot: (name: V) => Placeholder<V>) => SQL,
+  valuesOf: (items: Item[]) => Record<V, unknown>,
+  options: BatchOptions,
+): (db: Db) => (item: Item) => Promise<R> {
+  const read = builtRead<V, R>(template);
+  return builtOnce((db) =>
+    batcher<Item, R>(async (items) => {
+      const rows = await read(db, valuesOf(items));
+      if (rows.length !== items.length) throw new Error(`a batched read answered ${rows.length} rows for ${items.length} items`);
+      return rows.map((row) => ({ status: 'fulfilled', value: row }));
+    }, options),
+  );
 }
 
 /**

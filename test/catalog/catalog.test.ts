@@ -354,6 +354,27 @@ describe('A4 top-up/details', () => {
     expect(await hasOrdered(api)).toBe(false);
   });
 
+  it('reads the hasAlreadyOrdered of concurrent callers together, each caller getting its own answer', async () => {
+    const { db } = app.services;
+    const target = await createTopUp(db, { categoryId: topUpCategory.id, slug: 'crowded-game' });
+    const callers = await Promise.all(Array.from({ length: 24 }, (_, i) => createTestAccount(app, '0.00', `Crowd ${i}`)));
+    // Every third caller has an order in progress, every third a refunded one, the rest none.
+    for (const [i, caller] of callers.entries()) if (i % 3 < 2) await createOrderFor(db, caller.id, { topUpId: target.id, status: i % 3 === 0 ? 0 : 2 });
+    const apis = await Promise.all(callers.map(async (caller) => client(app, await tokenFor(app, caller))));
+    const statements = vi.spyOn(app.services.sql, 'unsafe');
+    try {
+      const answers = await Promise.all(
+        apis.map(async (as) => (await expectJson(await as.get('/api/top-up/details?slug=crowded-game'), 200)).message.reviewStatic.hasAlreadyOrdered),
+      );
+      expect(answers).toEqual(callers.map((_, i) => i % 3 === 0));
+      const reads = statements.mock.calls.filter(([text]) => /\bunnest\b/.test(String(text)) && /\borders\b/.test(String(text)));
+      expect(reads.length).toBeGreaterThan(0);
+      expect(reads.length).toBeLessThan(callers.length);
+    } finally {
+      statements.mockRestore();
+    }
+  });
+
   it('shares the details answer between callers, but never their own parts (hasAlreadyOrdered, currency)', async () => {
     const { db } = app.services;
     const target = await createTopUp(db, { categoryId: topUpCategory.id, slug: 'shared-game' });

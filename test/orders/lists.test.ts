@@ -249,6 +249,36 @@ describe('A16 get-card/orders in one statement', () => {
     expect(await expectFailure(await other.api.get(`/api/order/details?utr=${wide}`), 404)).toBe(`No order with the utr "${wide}".`);
   });
 
+  it('reads the pages of concurrent callers together, each caller getting its own page and codes', async () => {
+    const card = await createCard(app.services.db, { name: 'Crowd', services: [{ name: 'One', price: '1.00' }] });
+    const serviceId = card.services[0]!.id;
+    const callers = await Promise.all(Array.from({ length: 16 }, () => buyer(app)));
+    // Caller i has i % 4 orders, each with a code of its own.
+    const owned = await Promise.all(
+      callers.map(async (caller, i) => {
+        const utrs: string[] = [];
+        for (let n = 0; n < i % 4; n += 1) {
+          const utr = (await expectJson(await caller.api.postJson('/api/card/make-order', { service_ids: [serviceId], quantities: [1] }), 200)).message.utr as string;
+          await deliver(utr, serviceId, [`CODE-${i}-${n}`]);
+          utrs.unshift(utr);
+        }
+        return utrs;
+      }),
+    );
+    let pages: Json[] = [];
+    const statements = await statementsDuring(async () => (pages = await Promise.all(callers.map((caller) => page(caller.api, '/api/get-card/orders?per_page=2')))));
+    pages.forEach((answer, i) => {
+      expect(answer.total).toBe(i % 4);
+      expect(answer.data.map((o: Json) => o.utr)).toEqual(owned[i]!.slice(0, 2));
+      expect(answer.data.map((o: Json) => o.order_details[0].card_codes)).toEqual(
+        owned[i]!.slice(0, 2).map((_, n) => [`CODE-${i}-${(i % 4) - 1 - n}`]),
+      );
+    });
+    const reads = statements.filter((text) => /\bunnest\b/.test(text) && /\borders\b/.test(text));
+    expect(reads.length).toBeGreaterThan(0);
+    expect(reads.length).toBeLessThan(callers.length);
+  });
+
   it('answers an account without orders with an empty first page', async () => {
     const { api } = await buyer(app);
     expect(await page(api, '/api/get-card/orders')).toMatchObject({ data: [], total: 0, from: null, to: null, last_page: 1 });

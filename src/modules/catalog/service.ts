@@ -1,5 +1,5 @@
-import { and, asc, count, desc, eq, inArray, isNull, sql, type AnyColumn } from 'drizzle-orm';
-import { builtOnce, type Db, type DbOrTx } from '../../db/client.js';
+import { and, asc, count, eq, inArray, isNull, sql, type AnyColumn } from 'drizzle-orm';
+import { batchedRead, builtOnce, type Db, type DbOrTx } from '../../db/client.js';
 import {
   campaignCardServices,
   campaigns,
@@ -162,32 +162,37 @@ export async function activeCampaign(db: DbOrTx, today: string) {
 /** How many (account, top-up) pairs with a completed order a process keeps in mind before it starts again. */
 const SETTLED_PAIRS = 100_000;
 
+type Pair = { accountId: number; topUpId: number };
+
 /**
- * The top-up details' `hasAlreadyOrdered` (C10: a non-refunded order of the top-up), read on every request: built once
- * per database handle, as drizzle building its text again was a sixth of the details' CPU. An account's order of the
- * top-up that is completed settles the answer for good: completed is a final status (C8) and orders are never deleted
- * (retention keeps them), so such a pair is remembered by each process on its own and not read again. Any other answer
- * can change at once, in any process: a refund makes it false, a new order true; it is read every time.
+ * The top-up details' `hasAlreadyOrdered` (C10: a non-refunded order of the top-up), read on every request. An
+ * account's order of the top-up that is completed settles the answer for good: completed is a final status (C8) and
+ * orders are never deleted (retention keeps them), so such a pair is remembered by each process on its own and not
+ * read again. Any other answer can change at once, in any process: a refund makes it false, a new order true; it is
+ * read every time, after the request arrived, the reads of concurrent requests in one statement (batchedRead: one
+ * statement each was most of the details' cost under load): the status of each pair's best order, or null.
  */
-const hasOrderedStatement = builtOnce((db: Db) => ({
-  settled: new Set<string>(),
-  statement: db
-    .select({ status: orders.status })
-    .from(orders)
-    .where(orderedTopUp(sql.placeholder('accountId'), sql.placeholder('topUpId')))
-    .orderBy(desc(sql`${orders.status} = ${ORDER_STATUS.completed}`))
-    .limit(1)
-    .prepare('has_ordered_top_up'),
-}));
+const bestOrderStatus = batchedRead<Pair, { status: number | null }, 'accountIds' | 'topUpIds'>(
+  (slot) => sql`
+    select (select ${orders.status} from ${orders} where ${orderedTopUp(sql`p.account_id`, sql`p.top_up_id`)}
+            order by ${orders.status} = ${ORDER_STATUS.completed} desc limit 1) as status
+    from unnest(${slot('accountIds')}::int[], ${slot('topUpIds')}::int[]) with ordinality as p(account_id, top_up_id, n)
+    order by p.n`,
+  (pairs) => ({ accountIds: pairs.map((p) => p.accountId), topUpIds: pairs.map((p) => p.topUpId) }),
+  { maxSize: 128, inFlight: 2 },
+);
+
+/** The pairs each database handle's process has seen settled. */
+const settledPairs = builtOnce((_db: Db) => new Set<string>());
 
 export async function hasOrderedTopUp(db: Db, accountId: number, topUpId: number): Promise<boolean> {
-  const { settled, statement } = hasOrderedStatement(db);
+  const settled = settledPairs(db);
   const pair = `${accountId}:${topUpId}`;
   if (settled.has(pair)) return true;
-  const [order] = await statement.execute({ accountId, topUpId });
-  if (order?.status === ORDER_STATUS.completed) {
+  const { status } = await bestOrderStatus(db)({ accountId, topUpId });
+  if (status === ORDER_STATUS.completed) {
     if (settled.size >= SETTLED_PAIRS) settled.clear();
     settled.add(pair);
   }
-  return order !== undefined;
+  return status !== null;
 }

@@ -1,5 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { builtRead, type Db } from '../../db/client.js';
+import { batchedRead, builtRead, type Db } from '../../db/client.js';
 import { PRODUCT_KINDS } from '../../db/kinds.js';
 import type { ProductImage, ProductKind } from '../../db/schema.js';
 import { isoMicros } from '../../lib/time.js';
@@ -104,19 +104,27 @@ function entriesJson(kind: ProductKind, picked: SQL): SQL {
 
 const perKind = <T>(build: (kind: ProductKind) => T) => ({ top_up: build('top_up'), card: build('card') });
 
+type PageItem = { accountId: number; limit: number; offset: number };
+
 /**
  * A page of an account's orders of one kind in ONE statement: the account's order count (kept by placement, so the
- * total costs the same at 10 orders or 100,000) and the page's entries as JSON. No row for an unknown account.
+ * total costs the same at 10 orders or 100,000) and the page's entries as JSON; a null count for an unknown account.
+ * The pages that concurrent requests ask for are read together, one row each (batchedRead).
  */
-const pageStatements = perKind((kind) =>
-  builtRead<'accountId' | 'limit' | 'offset', { total: number; entries: OrderJson[] }>(
+const pageReads = perKind((kind) =>
+  batchedRead<PageItem, { total: number | null; entries: OrderJson[] }, 'accountIds' | 'limits' | 'offsets'>(
     (slot) => sql`
     select a.${sql.identifier(PRODUCT_KINDS[kind].orderCount.name)} as total, ${entriesJson(
       kind,
       sql`select ${ORDER_COLUMNS} from orders where account_id = a.id and kind = ${kind}
-          order by created_at desc, id desc limit ${slot('limit')}::int offset ${slot('offset')}::bigint`,
+          order by created_at desc, id desc limit q.per_page offset q.skip`,
     )} as entries
-    from accounts a where a.id = ${slot('accountId')}::int`,
+    from unnest(${slot('accountIds')}::int[], ${slot('limits')}::int[], ${slot('offsets')}::bigint[])
+      with ordinality as q(account_id, per_page, skip, n)
+    left join accounts a on a.id = q.account_id
+    order by q.n`,
+    (pages) => ({ accountIds: pages.map((p) => p.accountId), limits: pages.map((p) => p.limit), offsets: pages.map((p) => p.offset) }),
+    { maxSize: 16, inFlight: 4 },
   ),
 );
 
@@ -136,7 +144,7 @@ const byUtrStatement = builtRead<'utr' | 'accountId', { kind: ProductKind; entri
 
 /**
  * One page of the caller's orders of one kind, newest first, in one statement whatever the page size (see
- * pageStatements). `openCode` decrypts a delivered card code; only the page's codes are opened.
+ * pageReads). `openCode` decrypts a delivered card code; only the page's codes are opened.
  */
 export async function listOrders(
   db: Db,
@@ -145,8 +153,8 @@ export async function listOrders(
   page: PageRequest,
   openCode: (sealed: Buffer) => string,
 ): Promise<{ total: number; entries: OrderEntry[] }> {
-  const [row] = await pageStatements[kind](db, { accountId, limit: page.perPage, offset: pageOffset(page) });
-  return row ? { total: row.total, entries: row.entries.map((order) => entryOf(order, openCode)) } : { total: 0, entries: [] };
+  const { total, entries } = await pageReads[kind](db)({ accountId, limit: page.perPage, offset: pageOffset(page) });
+  return { total: total ?? 0, entries: entries.map((order) => entryOf(order, openCode)) };
 }
 
 /** One of the caller's orders by its utr (C18), as the lists show it; null for an unknown or someone else's utr. */

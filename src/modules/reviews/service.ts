@@ -1,4 +1,4 @@
-import { and, count, desc, eq, ne, sql, type Placeholder } from 'drizzle-orm';
+import { and, count, desc, eq, ne, sql, type Placeholder, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.js';
 import { liveProduct, PRODUCT_KINDS } from '../../db/kinds.js';
 import { accounts, orderLines, orders, reviews, type ProductKind } from '../../db/schema.js';
@@ -54,8 +54,8 @@ export async function publishedReviews(
   return { rows: rows.map((r) => ({ ...r.review, author: r.author })), total: totals?.total ?? 0 };
 }
 
-/** The account's non-refunded orders of a top-up (C10), for values or statement placeholders. */
-export const orderedTopUp = (accountId: number | Placeholder, topUpId: number | Placeholder) =>
+/** The account's non-refunded orders of a top-up (C10), for values, statement placeholders or SQL expressions. */
+export const orderedTopUp = (accountId: number | Placeholder | SQL, topUpId: number | Placeholder | SQL) =>
   and(eq(orders.accountId, accountId), eq(orders.topUpId, topUpId), ne(orders.status, ORDER_STATUS.refund));
 
 /**

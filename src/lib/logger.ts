@@ -18,10 +18,12 @@ type LoggedError = { type: string; message: string; code?: string; constraint?: 
  */
 export function serializeError(err: unknown, redact: string[] = [], depth = 0): LoggedError {
   if (!(err instanceof Error)) return { type: typeof err, message: scrub(String(err), redact) };
-  const fields = err as Error & { query?: unknown; params?: unknown; code?: unknown; constraint_name?: unknown };
+  const fields = err as Error & { query?: unknown; params?: unknown; parameters?: unknown; code?: unknown; constraint_name?: unknown };
   // drizzle's "Failed query: <sql>\nparams: <values>": the statement stays, the values go.
   const isQuery = typeof fields.query === 'string' && Array.isArray(fields.params);
-  const secrets = isQuery ? [...redact, ...(fields.params as unknown[]).filter((p): p is string => typeof p === 'string' && p.length >= 4)] : redact;
+  // The driver's own error (a statement sent straight to it) names its statement and values too: the values go.
+  const values = isQuery ? fields.params : typeof fields.query === 'string' && Array.isArray(fields.parameters) ? fields.parameters : [];
+  const secrets = [...redact, ...(values as unknown[]).filter((p): p is string => typeof p === 'string' && p.length >= 4)];
   const frames = err.stack?.split('\n').filter((line) => /^\s+at /.test(line)).join('\n');
   return {
     type: err.name,

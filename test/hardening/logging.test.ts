@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { builtStatement } from '../../src/db/client.js';
 import { serializeError } from '../../src/lib/logger.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 
@@ -21,5 +22,15 @@ describe('error log lines', () => {
     const line = serializeError(failed);
     expect(line.message).toMatch(/^Failed query: select \$1::int as n$/);
     expect(line.cause).toMatchObject({ code: '22P02', message: expect.stringContaining('invalid input syntax for type integer') });
+  });
+
+  it('leave the values out of the error of a statement sent straight to the driver', async () => {
+    const secret = 'order-form-value-4712';
+    const statement = builtStatement<'n'>((slot) => sql`select ${slot('n')}::int as n`);
+    const failed = await statement(app.services.db, { n: secret }).then(() => null, (err: unknown) => err);
+    expect(failed).toBeInstanceOf(Error);
+    const line = serializeError(failed);
+    expect(JSON.stringify(line)).not.toContain(secret);
+    expect(line).toMatchObject({ code: '22P02', message: 'invalid input syntax for type integer: "[redacted]"' });
   });
 });

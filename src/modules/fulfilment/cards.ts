@@ -37,7 +37,7 @@ export type CardStep = { outcome: CardFulfilment; change: StatusChange | null };
  * Results in the order of `orderIds`; nothing is observed here: the caller reports the changes once it has committed.
  */
 export async function fulfilCardOrdersIn(tx: Tx, orderIds: number[]): Promise<CardStep[]> {
-  const found = new Map((await tx.execute<Assignment>(assignment({ orderIds }))).map((row) => [row.id, row]));
+  const found = new Map((await assignment(tx, { orderIds })).map((row) => [row.id, row]));
   const outcomes = new Map(orderIds.map((id) => [id, outcomeOf(found.get(id))]));
   const movingTo = (to: OrderStatus) =>
     orderIds.filter((id) => outcomes.get(id) === STATUS_LABELS[to] && canTransition(found.get(id)!.status, to));
@@ -73,7 +73,7 @@ async function allSettled<T>(pending: Array<Promise<T> | T>): Promise<T[]> {
  * of lower order ids first, each line the run of codes after those owed before it. Nothing is assigned to an order
  * that is not a card order or can no longer complete. A row per card order found.
  */
-const assignment = builtStatement<'orderIds'>((slot) => {
+const assignment = builtStatement<'orderIds', Assignment>((slot) => {
   const completable = sql.join(sourcesOf(ORDER_STATUS.completed).map((s) => sql`${s}`), sql`, `);
   return sql`
     with locked as (

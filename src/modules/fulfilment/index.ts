@@ -63,7 +63,7 @@ export const FULFILMENT_JOBS = FULFILMENT_BATCH.maxSize * (FULFILMENT_BATCH.inFl
 type BatchItem = { orderId: number; logger: Logger };
 
 /** The kind of each order of a batch, in one statement (ids that are not there are missing orders). */
-const kindsStatement = builtStatement<'ids'>((slot) => sql`select id::float8 as id, kind from ${orders} where id = any(${slot('ids')}::bigint[])`);
+const kindsStatement = builtStatement<'ids', { id: number; kind: ProductKind }>((slot) => sql`select id::float8 as id, kind from ${orders} where id = any(${slot('ids')}::bigint[])`);
 
 /**
  * `fulfilOrder` for a worker that runs many jobs at once: card orders whose jobs arrive while a batch transaction
@@ -103,7 +103,7 @@ export function batchedFulfilment(
 
 async function fulfilBatch(deps: FulfilmentDeps, items: BatchItem[]): Promise<PromiseSettledResult<FulfilmentResult | null>[]> {
   const { kinds, stepOf } = await deps.db.transaction(async (tx) => {
-    const rows = await tx.execute<{ id: number; kind: ProductKind }>(kindsStatement({ ids: items.map((item) => item.orderId) }));
+    const rows = await kindsStatement(tx, { ids: items.map((item) => item.orderId) });
     const kinds = new Map(rows.map((row) => [row.id, row.kind]));
     // Lowest id first, so two batches lock their orders in the same order. A restock takes its orders oldest first
     // and may deadlock with a batch: PostgreSQL aborts one, and a batch that fails goes again order by order.

@@ -1,5 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { batchedRead, builtRead, type Db } from '../../db/client.js';
+import { batchedRead, builtStatement, type Db } from '../../db/client.js';
 import { PRODUCT_KINDS } from '../../db/kinds.js';
 import type { ProductImage, ProductKind } from '../../db/schema.js';
 import { isoMicros } from '../../lib/time.js';
@@ -129,7 +129,7 @@ const pageReads = perKind((kind) =>
 );
 
 /** One order of an account by its utr in ONE statement, with its kind: no row for an unknown or someone else's utr. */
-const byUtrStatement = builtRead<'utr' | 'accountId', { kind: ProductKind; entries: OrderJson[] }>(
+const byUtrStatement = builtStatement<'utr' | 'accountId', { kind: ProductKind; entries: OrderJson[] }>(
   (slot) => sql`
   select found.kind, case found.kind
     ${sql.join(

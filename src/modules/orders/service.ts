@@ -128,7 +128,7 @@ function placementStatement(kind: ProductKind) {
   const t = names(kind);
   const { product, serviceProduct } = PRODUCT_KINDS[kind];
   const services = sql.identifier(t.services);
-  return builtStatement<PlacementValue>(
+  return builtStatement<PlacementValue, { order_id: string | null; orderable: boolean }>(
     (slot) => sql`
     with req as (
       select * from jsonb_to_recordset(${slot('lines')}::jsonb) as r(pos int, service_id int, qty int)
@@ -246,14 +246,14 @@ export async function placeOrder(db: DbOrTx, input: PlaceOrder): Promise<Placed>
   };
   const place = placementStatements[input.kind];
 
-  let rows: Array<Record<string, unknown>>;
+  let rows: Array<{ order_id: string | null; orderable: boolean }>;
   try {
-    rows = await retryingConflicts(() => db.execute(place(values)));
+    rows = await retryingConflicts(() => place(db, values));
   } catch (err) {
     if (isInsufficientBalance(err)) throw new AppError('insufficient_balance');
     throw err;
   }
-  const [placed] = rows as Array<{ order_id: string | null; orderable: boolean }>;
+  const [placed] = rows;
   if (!placed!.orderable) return { kind: 'unorderable' };
   if (placed!.order_id !== null) return { kind: 'placed', orderId: Number(placed!.order_id), utr: input.utr };
   if (!idem) throw new Error('order placement wrote nothing without an Idempotency-Key');

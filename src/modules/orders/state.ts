@@ -111,7 +111,7 @@ export async function transitionOrders(
   let statement = transitionStatements.get(to);
   if (!statement) transitionStatements.set(to, (statement = transitionStatement(to)));
   const refundedAmount = extra.refundedAmount === undefined ? null : fromCents(toCents(extra.refundedAmount));
-  return db.execute<TransitionedOrder>(statement({ orderIds, note: extra.note ?? null, refundedAmount }));
+  return statement(db, { orderIds, note: extra.note ?? null, refundedAmount });
 }
 
 /** The move to each status, its text built once (see builtStatement) when first needed. */
@@ -119,7 +119,7 @@ const transitionStatements = new Map<OrderStatus, ReturnType<typeof transitionSt
 
 function transitionStatement(to: OrderStatus) {
   const event = EVENT_OF_STATUS[to] ?? null;
-  return builtStatement<'orderIds' | 'note' | 'refundedAmount'>(
+  return builtStatement<'orderIds' | 'note' | 'refundedAmount', TransitionedOrder>(
     (slot) => sql`
     with before as (
       -- Locking returns the rows as they are now, so previous_status is exact even under a concurrent move.

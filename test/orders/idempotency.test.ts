@@ -87,6 +87,21 @@ describe('Idempotency-Key (C15)', () => {
     await expectJson(await api.postJson('/api/card/make-order', body, { 'Idempotency-Key': 'retry-me' }), 200);
   });
 
+  it('answers a repeat with its first order even once the service is off sale; a new key is refused', async () => {
+    const { keys, api } = await buyer(app, '100.00');
+    const card = await createCard(app.services.db, { services: [{}, {}] });
+    const [sold, other] = card.services.map((s) => s.id) as [number, number];
+    const body = { service_ids: [sold], quantities: [1] };
+    const first = await expectJson(await api.postJson('/api/card/make-order', body, { 'Idempotency-Key': 'before-off-sale' }), 200);
+    await app.services.sql`update card_services set status = 0 where id = ${sold}`;
+    expect(await expectJson(await api.postJson('/api/card/make-order', body, { 'Idempotency-Key': 'before-off-sale' }), 200)).toEqual(first);
+    await expectFailure(await api.postJson('/api/card/make-order', { service_ids: [sold, other], quantities: [1, 1] }, { 'Idempotency-Key': 'before-off-sale' }), 409);
+    expect(await expectFailure(await api.postJson('/api/card/make-order', body, { 'Idempotency-Key': 'after-off-sale' }), 422)).toEqual([
+      'The selected service ids is invalid.',
+    ]);
+    expect(await counts(keys.id)).toMatchObject({ orders: 1, debits: 1 });
+  });
+
   it('never places two orders for concurrent repeats', async () => {
     const { keys, api } = await buyer(app, '1000.00');
     const card = await createCard(app.services.db);

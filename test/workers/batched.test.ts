@@ -217,6 +217,37 @@ describe('batched card fulfilment', () => {
     expect(await sellCount(app.services.db, card.id)).toBe(2);
   });
 
+  it('never deals a line more codes than it owes when its order is fulfilled by two transactions at once', async () => {
+    const card = await createCard(app.services.db, { services: [{ price: '1.00' }] });
+    const serviceId = card.services[0]!.id;
+    await stockCodes(app, serviceId, 1);
+    const [order] = await cardOrders(serviceId, card.id, [3]);
+    // The first transaction delivers the one code there is and keeps the order locked.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let delivered!: () => void;
+    const hasDelivered = new Promise<void>((resolve) => (delivered = resolve));
+    const first = app.services.db.transaction(async (tx) => {
+      const steps = await fulfilCardOrdersIn(tx, [order!.id]);
+      delivered();
+      await held;
+      return steps;
+    });
+    await hasDelivered;
+    // Codes arrive, and a second fulfilment of the same order (a restock, a job run again) waits for the first.
+    await stockCodes(app, serviceId, 5);
+    const second = app.services.db.transaction((tx) => fulfilCardOrdersIn(tx, [order!.id]));
+    await waitFor('the second fulfilment to wait for the order', async () =>
+      (await app.services.sql`select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`).length > 0);
+    release();
+    expect((await first).map((step) => step.outcome)).toEqual(['stock_short']);
+    expect((await second).map((step) => step.outcome)).toEqual(['completed']);
+    const state = await orderState(app.services.db, order!.utr);
+    expect(state.status).toBe(1);
+    expect(state.lines[0]).toMatchObject({ quantity: 3, codes_owed: 0, assigned: 3 });
+    expect(await sellCount(app.services.db, card.id)).toBe(3);
+  });
+
   it('through the queue: the job of a bad order fails, the jobs beside it complete with their own results', async () => {
     const card = await createCard(app.services.db, { services: [{ price: '1.00' }] });
     const serviceId = card.services[0]!.id;

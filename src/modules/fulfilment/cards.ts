@@ -78,14 +78,21 @@ const assignment = builtStatement<'orderIds', Assignment>((slot) => {
   return sql`
     with locked as (
       select id, status from ${orders} where id = any(${slot('orderIds')}::bigint[]) and kind = 'card' order by id for no key update
+    ), owed_lines as (
+      -- Locked too, and so read as last committed: the statement's snapshot was taken before it waited for the orders,
+      -- and another transaction may have delivered to these lines meanwhile (a restock of another service, a job run
+      -- again); their snapshot values would hand a line codes it no longer owes.
+      select l.id, l.order_id, l.card_service_id, l.codes_owed
+      from ${orderLines} l
+      where l.order_id in (select id from locked where status in (${completable})) and l.codes_owed > 0
+      order by l.id
+      for no key update
     ), owed as (
       select l.id, l.order_id, l.card_service_id, l.codes_owed, s.card_id,
         -- The codes of this service owed to the lines before this one: where this line's run of codes starts.
         coalesce(sum(l.codes_owed) over (partition by l.card_service_id order by l.order_id, l.id
                                          rows between unbounded preceding and 1 preceding), 0) as owed_before
-      from ${orderLines} l join ${cardServices} s on s.id = l.card_service_id
-      join locked on locked.id = l.order_id
-      where l.codes_owed > 0 and locked.status in (${completable})
+      from owed_lines l join ${cardServices} s on s.id = l.card_service_id
     ), wanted as (
       select card_service_id, sum(codes_owed) as codes from owed group by card_service_id
     ), picked as (

@@ -134,7 +134,8 @@ function placementStatement(kind: ProductKind) {
       select * from jsonb_to_recordset(${slot('lines')}::jsonb) as r(pos int, service_id int, qty int)
     ), orderable as (
       -- The catalog check, in the statement's own snapshot: every service active, of a product on sale (of the top-up
-      -- ordered, for a top-up), so a product taken off sale is never ordered however close the change.
+      -- ordered, for a top-up). A product taken off sale before the statement started is not ordered, also when the
+      -- request's own check read the catalog earlier (a top-up's order form).
       -- While is_offered = 1 the service's own fields are the campaign pricing; the regular one is in old_data.
       select s.id, ${kind === 'card' ? sql`s.card_id` : sql`null::int`} as card_id,
              case when s.is_offered = 1 and s.old_data is not null then (s.old_data->>'price')::numeric else s.price end as price,
@@ -254,19 +255,29 @@ export async function placeOrder(db: DbOrTx, input: PlaceOrder): Promise<Placed>
     throw err;
   }
   const [placed] = rows;
-  if (!placed!.orderable) return { kind: 'unorderable' };
+  if (!placed!.orderable) {
+    // C15: a repeat of an order placed under this key gets its answer, even once its services are off sale.
+    const kept = idem ? await keptAnswer(db, input.accountId, idem) : null;
+    return kept ?? { kind: 'unorderable' };
+  }
   if (placed!.order_id !== null) return { kind: 'placed', orderId: Number(placed!.order_id), utr: input.utr };
   if (!idem) throw new Error('order placement wrote nothing without an Idempotency-Key');
-  return replay(db, input.accountId, idem);
+  const kept = await keptAnswer(db, input.accountId, idem);
+  if (!kept) throw new AppError('idempotency_in_progress');
+  return kept;
 }
 
-/** The key was already used: the first order for the same request, 409 for a different one. */
-async function replay(db: DbOrTx, accountId: number, idem: Idempotency): Promise<Placed> {
+/**
+ * The answer kept under an Idempotency-Key used in the last 24 hours: the first order for the same request, 409 for a
+ * different one, 409 while its first request is still running; null when the key was not used (or too long ago).
+ */
+async function keptAnswer(db: DbOrTx, accountId: number, idem: Idempotency): Promise<Placed | null> {
   const [row] = await db
     .select()
     .from(idempotencyKeys)
-    .where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, idem.key)));
-  if (!row || row.responseStatus === null) throw new AppError('idempotency_in_progress');
+    .where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, idem.key), sql`${idempotencyKeys.createdAt} > now() - interval '24 hours'`));
+  if (!row) return null;
+  if (row.responseStatus === null) throw new AppError('idempotency_in_progress');
   if (row.endpoint !== idem.endpoint || !row.requestDigest.equals(idem.digest)) throw new AppError('idempotency_conflict');
   return { kind: 'replayed', utr: (row.responseBody as { utr: string }).utr };
 }

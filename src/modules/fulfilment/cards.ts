@@ -3,7 +3,7 @@ import { builtStatement, type DbOrTx, type Tx } from '../../db/client.js';
 import { cardCodes, cardSales, cardServices, orderLines, orders } from '../../db/schema.js';
 import { noteStockLevels } from '../inventory/low-stock.js';
 import { statusChange, unobserved, type StatusChange, type StatusObserver } from '../orders/events.js';
-import { canTransition, ORDER_STATUS, sourcesOf, STATUS_LABELS, transitionOrders, type OrderStatus } from '../orders/state.js';
+import { canTransition, ORDER_STATUS, sourcesOf, transitionOrders, type OrderStatus } from '../orders/state.js';
 
 export type CardFulfilment = 'completed' | 'stock_short' | 'noop';
 
@@ -39,20 +39,24 @@ export type CardStep = { outcome: CardFulfilment; change: StatusChange | null };
 export async function fulfilCardOrdersIn(tx: Tx, orderIds: number[]): Promise<CardStep[]> {
   const found = new Map((await assignment(tx, { orderIds })).map((row) => [row.id, row]));
   const outcomes = new Map(orderIds.map((id) => [id, outcomeOf(found.get(id))]));
-  const movingTo = (to: OrderStatus) =>
-    orderIds.filter((id) => outcomes.get(id) === STATUS_LABELS[to] && canTransition(found.get(id)!.status, to));
+  const movingTo = (to: OrderStatus) => orderIds.filter((id) => statusReached(found.get(id), outcomes.get(id)!) === to);
   const moved = (await allSettled([ORDER_STATUS.completed, ORDER_STATUS.stock_short].map((to) => transitionOrders(tx, movingTo(to), to)))).flat();
   const changeOf = new Map(moved.map((row) => [row.id, statusChange(row)]));
   await noteStockLevels(tx, [...new Set([...found.values()].flatMap((f) => f.drawn_services ?? []))]);
   return orderIds.map((id) => ({ outcome: outcomes.get(id)!, change: changeOf.get(id) ?? null }));
 }
 
-/**
- * Nothing to do for an order that is not a card order or can no longer complete; else whether a line is short. A
- * `stock_short` order still short stays as it is (`movingTo` finds no move for it).
- */
+/** Nothing to do for an order that is not a card order or can no longer complete; else whether a line is short. */
 const outcomeOf = (found: Assignment | undefined): CardFulfilment =>
   !found || !canTransition(found.status, ORDER_STATUS.completed) ? 'noop' : found.short ? 'stock_short' : 'completed';
+
+/** The status an outcome moves its order to; none for a `stock_short` order still short, which stays as it is. */
+const statusReached = (found: Assignment | undefined, outcome: CardFulfilment): OrderStatus | null =>
+  outcome === 'completed'
+    ? ORDER_STATUS.completed
+    : outcome === 'stock_short' && canTransition(found!.status, ORDER_STATUS.stock_short)
+      ? ORDER_STATUS.stock_short
+      : null;
 
 /**
  * Waits for every statement of a step before failing with the first error: after a failure the transaction is

@@ -143,7 +143,7 @@ function placementStatement(kind: ProductKind) {
              case when s.is_offered = 1 and s.old_data is not null then s.old_data->>'discount_type' else s.discount_type end as discount_type
       from ${services} s join ${product} on ${product.id} = s.${sql.identifier(serviceProduct.name)}
       where s.id in (select service_id from req) and s.status = ${ACTIVE} and ${liveProduct(kind)}
-        ${kind === 'top_up' ? sql`and s.top_up_id = ${slot('topUpId')}::int` : sql``}
+        ${kind === 'top_up' ? sql`and s.${sql.identifier(serviceProduct.name)} = ${slot('topUpId')}::int` : sql``}
     ), sellable as (
       select 1 where (select count(*) from orderable) = (select count(*) from req)
     ), claim as (
@@ -254,13 +254,14 @@ export async function placeOrder(db: DbOrTx, input: PlaceOrder): Promise<Placed>
     if (isInsufficientBalance(err)) throw new AppError('insufficient_balance');
     throw err;
   }
-  const [placed] = rows;
-  if (!placed!.orderable) {
+  // The statement answers one row, whatever it wrote.
+  const placed = rows[0]!;
+  if (!placed.orderable) {
     // C15: a repeat of an order placed under this key gets its answer, even once its services are off sale.
     const kept = idem ? await keptAnswer(db, input.accountId, idem) : null;
     return kept ?? { kind: 'unorderable' };
   }
-  if (placed!.order_id !== null) return { kind: 'placed', orderId: Number(placed!.order_id), utr: input.utr };
+  if (placed.order_id !== null) return { kind: 'placed', orderId: Number(placed.order_id), utr: input.utr };
   if (!idem) throw new Error('order placement wrote nothing without an Idempotency-Key');
   const kept = await keptAnswer(db, input.accountId, idem);
   if (!kept) throw new AppError('idempotency_in_progress');

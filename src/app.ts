@@ -116,7 +116,8 @@ export function createApp(services: Services) {
   // Top-up providers' callbacks (C22): each signed with its provider's credentials.
   const callbacks = new OpenAPIHono<AppEnv>();
   callbacks.use('*', envelope('A'));
-  callbacks.route('/', providerCallbackRoutes());
+  callbacks.use('*', bodyLimit(LIMITS.MAX_CALLBACK_BYTES));
+  callbacks.route('/', providerCallbackRoutes(services));
   app.route('/callbacks', callbacks);
 
   // Operational endpoints (C16): no token, but /metrics.

@@ -7,7 +7,7 @@ import { ConfigError, generateCodeEncryptionKey, parseEnv, readCodeEncryptionKey
 import type { ServiceOptions, Services } from './services.js';
 import { adoptCodeKey, storedKeyFingerprint } from './modules/inventory/code-key.js';
 import type { Logger } from './lib/logger.js';
-import { connectRedis, describeTarget, misplacedServer, targetVariable, writeProbe, type RedisTarget } from './lib/redis.js';
+import { connectRedis, describeTarget, infoRefused, misplacedServer, targetVariable, writeProbe, type RedisTarget } from './lib/redis.js';
 import { createServices } from './services.js';
 
 /** A problem that stops the process at start, said in one line naming the variable (C20). */
@@ -62,7 +62,10 @@ async function requireRedis(target: RedisTarget, prefix: string): Promise<void> 
   try {
     await atStart(variable, describeTarget(target), async () => {
       await redis.connect().catch((err) => {
-        throw (lastError as { lastNodeError?: unknown })?.lastNodeError ?? lastError ?? err;
+        const cause = (lastError as { lastNodeError?: unknown })?.lastNodeError ?? lastError ?? err;
+        // The client's ready check asks INFO: a server that refuses it is named as such, not as one that cannot be used.
+        const refused = infoRefused(cause);
+        throw refused ? new StartupError(`${variable}: ${describeTarget(target)} ${refused}`) : cause;
       });
       const misplaced = target.kind === 'server' ? await misplacedServer(redis as Redis) : null;
       if (misplaced) throw new StartupError(`${variable}: ${describeTarget(target)} ${misplaced}`);
@@ -143,7 +146,8 @@ export async function bootstrap({ prepareDatabase, onKeyFileCreated, logDestinat
   await atStart(migrationVariable, databaseAddress(migrationUrl), async () => {
     if (prepareDatabase) {
       await ensureDatabase(migrationUrl);
-      await migrateDatabase(migrationUrl);
+      // Before any logger exists: one plain line each, as the start's other messages.
+      for (const warning of await migrateDatabase(migrationUrl)) process.stderr.write(`${warning}\n`);
     } else {
       await requireMigratedDatabase(migrationUrl, migrationVariable);
     }

@@ -3,6 +3,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { hasHashTag, parseHostPorts, type RedisTarget } from './lib/redis.js';
+import { supplierUrlProblem } from './lib/supplier-url.js';
 
 /** Every setting the service reads from the environment, with working local defaults. */
 const booleanFlag = z
@@ -72,8 +73,17 @@ const EnvSchema = z.object({
   /** How long a worker holds a job's lock between renewals; a crashed worker's jobs run again after about this long. */
   JOB_LOCK_SECONDS: positiveInt.default(30),
   TOPUP_PROVIDER: z.enum(['manual', 'http']).default('manual'),
-  TOPUP_PROVIDER_URL: z.url().optional(),
+  /** The base URL of the TOPUP_PROVIDER=http provider (the `http` protocol's `{base_url}`). */
+  TOPUP_PROVIDER_URL: z
+    .string()
+    .superRefine((value, ctx) => {
+      const problem = supplierUrlProblem(value);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem.replace(/\.$/, '') });
+    })
+    .optional(),
   TOPUP_PROVIDER_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** The delay of a top-up's first status query after a pending or unknown outcome; each later one doubles it, up to 10 minutes. */
+  PROVIDER_STATUS_QUERY_MS: positiveInt.default(2000),
   /** An unknown provider outcome is settled by status queries and callbacks for this long, then waits for an operator (C22). */
   PROVIDER_SETTLE_HOURS: z.coerce.number({ error: 'must be a number' }).positive({ error: 'must be greater than 0' }).max(720).default(24),
   /** Consecutive unknown outcomes of one provider that open its circuit, and how long it stays open before a probe. */

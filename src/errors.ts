@@ -34,6 +34,10 @@ export const ERRORS = {
   category_in_use: { status: 409, message: 'The type of a category cannot change while it holds products.' },
   webhook_limit: { status: 409, message: 'An account can have at most 10 webhook endpoints.' },
   already_delivered: { status: 409, message: 'This delivery has been delivered already.' },
+  provider_from_environment: {
+    status: 409,
+    message: "This provider is TOPUP_PROVIDER's: its name, address, credentials and status are set from the environment at every start.",
+  },
   rate_limited: { status: 429, message: 'Too many attempts. Please try again later.' },
   client_closed: { status: 499, message: 'The client closed the request.' },
   internal: { status: 500, message: 'Something went wrong. Please try again later.' },

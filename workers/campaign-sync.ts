@@ -11,8 +11,9 @@ export function startCampaignSync(services: Services, intervalMs = 2000): Period
       const result = await syncCampaigns(tx);
       if (result.started + result.capped + result.ended === 0) return;
       services.logger.info(result, 'campaigns synced');
-      // Prices changed: no process may keep serving the old ones from its catalog cache.
-      await services.catalogCache.invalidate();
+      // Prices changed: no process may keep serving the old ones from its catalog cache. Told once committed: a read
+      // between the message and the commit would cache the old prices again.
+      return () => services.catalogCache.invalidate();
     },
   );
 }

@@ -1,8 +1,8 @@
 import type { Services } from '../src/services.js';
 import { until } from '../src/lib/deadline.js';
-import { batchedFulfilment, FULFILMENT_JOBS, restockCardService, topUpProvider } from '../src/modules/fulfilment/index.js';
+import { batchedFulfilment, FULFILMENT_JOBS, restockCardService } from '../src/modules/fulfilment/index.js';
 import { statusObserver } from '../src/modules/orders/index.js';
-import { advanceTopUpOrder, createCircuits, type SupplierRouting } from '../src/modules/providers/index.js';
+import { advanceTopUpOrder, createCircuits, syncEnvironmentProvider, type SupplierRouting } from '../src/modules/providers/index.js';
 import { FulfilmentJob, QUEUE_NAMES, RestockJob, RoutingJob, scheduleRoutingStep, WebhookJob } from '../src/queues/index.js';
 import { attemptDelivery } from '../src/modules/webhooks/index.js';
 import { startCampaignSync } from './campaign-sync.js';
@@ -21,7 +21,7 @@ export type WorkerOptions = {
   webhookRelay?: WebhookRelayOptions;
   /** Overrides the webhook retry schedule (tests). */
   webhookRetryDelaysMs?: readonly number[];
-  /** The delay of a top-up's first status query after an unknown outcome (C22); each later one doubles it. */
+  /** The delay of a top-up's first status query after an unknown outcome (C22); PROVIDER_STATUS_QUERY_MS when not given. */
   settleBaseMs?: number;
   /** Pause between two reads of the providers' balances. */
   balanceIntervalMs?: number;
@@ -31,6 +31,8 @@ export type WorkerOptions = {
 /** Starts every BullMQ worker and scheduler of this service in the current process. */
 export async function startWorkers(services: Services, options: WorkerOptions = {}): Promise<RunningWorkers> {
   const { config } = services;
+  // The TOPUP_PROVIDER=http provider is a provider row like any other, written before any job is taken.
+  await syncEnvironmentProvider(services.db, config);
   const suppliers: SupplierRouting = {
     codeKey: config.codeEncryptionKey,
     circuits: createCircuits({
@@ -41,9 +43,9 @@ export async function startWorkers(services: Services, options: WorkerOptions = 
     }),
     scheduleStep: scheduleRoutingStep(services.queues),
     settleHours: config.PROVIDER_SETTLE_HOURS,
-    settleBaseMs: options.settleBaseMs ?? 2000,
+    settleBaseMs: options.settleBaseMs ?? config.PROVIDER_STATUS_QUERY_MS,
   };
-  const fulfilment = { db: services.db, metrics: services.metrics, provider: topUpProvider(config), suppliers };
+  const fulfilment = { db: services.db, metrics: services.metrics, suppliers };
   const delivery = { db: services.db, config: services.config, metrics: services.metrics, retryDelaysMs: options.webhookRetryDelaysMs };
   // Card orders of jobs that arrive while a batch transaction runs go together in the next one; top-ups go one job
   // at a time, at most WORKER_CONCURRENCY at once (as many as before batching).
@@ -54,7 +56,7 @@ export async function startWorkers(services: Services, options: WorkerOptions = 
     startQueueWorker(services, QUEUE_NAMES.restock, RestockJob, (job, { logger }) =>
       restockCardService(services.db, job.cardServiceId, statusObserver({ logger, metrics: services.metrics })),
     ),
-    startQueueWorker(services, QUEUE_NAMES.routing, RoutingJob, (job, { logger }) => advanceTopUpOrder({ ...fulfilment, logger }, job.orderId)),
+    startQueueWorker(services, QUEUE_NAMES.routing, RoutingJob, (job, { logger }) => advanceTopUpOrder({ ...fulfilment, logger }, job.orderId, job.step)),
     // Deliveries wait on the network, not on the database: more of them at once than other jobs.
     startQueueWorker(services, QUEUE_NAMES.webhooks, WebhookJob, (job) => attemptDelivery(delivery, job.deliveryId), 32),
   ];

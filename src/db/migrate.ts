@@ -36,6 +36,7 @@ const MIGRATION_LOCK = 7_301_001;
 const ONLINE_INDEXES = [
   { name: 'auth_tokens_ended_idx', definition: 'on "auth_tokens" using btree (least("expires_at", "revoked_at"))' },
   { name: 'webhook_events_created_idx', definition: 'on "webhook_events" using btree ("created_at", "id")' },
+  { name: 'order_lines_waiting_idx', definition: 'on "order_lines" using btree ("card_service_id", "order_id") where "codes_owed" > 0 and "waiting"' },
 ];
 
 /**
@@ -64,12 +65,35 @@ async function buildOnlineIndexes(sql: postgres.Sql): Promise<void> {
 }
 
 /**
+ * Checks added NOT VALID by a migration (new rows are checked from then on), validated here on the rows already there:
+ * VALIDATE CONSTRAINT scans the table under a lock that lets its reads and writes go on. A table whose old rows break
+ * the check keeps it NOT VALID, and the start says so (`what` names the rows) rather than refusing to run.
+ */
+const LATE_CHECKS = [{ table: 'order_lines', name: 'order_lines_codes_owed_ck', what: 'order lines were dealt more codes than they owed (codes_owed below 0)' }];
+
+async function validateLateChecks(sql: postgres.Sql): Promise<string[]> {
+  const warnings: string[] = [];
+  for (const { table, name, what } of LATE_CHECKS) {
+    const [check] = await sql<{ valid: boolean }[]>`
+      select convalidated as valid from pg_constraint where conname = ${name} and connamespace = current_schema()::regnamespace`;
+    if (!check || check.valid) continue;
+    try {
+      await sql.unsafe(`alter table "${table}" validate constraint "${name}"`);
+    } catch (err) {
+      if ((err as { code?: string }).code !== '23514') throw err;
+      warnings.push(`${name}: some ${what}; the check holds for new rows only until they are repaired`);
+    }
+  }
+  return warnings;
+}
+
+/**
  * Applies the committed migrations so that an API and a worker process starting together do not race each
  * other: one connection holds an advisory lock in an open transaction while the other migrates. The lock is
  * transaction-scoped and no statement is named, so this holds through a transaction pooler too (C21), although
- * DATABASE_MIGRATION_URL is meant to be a direct connection.
+ * DATABASE_MIGRATION_URL is meant to be a direct connection. Returns what the start should warn of (see LATE_CHECKS).
  */
-export async function migrateDatabase(url: string): Promise<void> {
+export async function migrateDatabase(url: string): Promise<string[]> {
   const sql = postgres(url, { max: 2, ...statementOptions(false), onnotice: () => {}, connect_timeout: 10 });
   try {
     await sql.begin(async (lock) => {
@@ -77,6 +101,7 @@ export async function migrateDatabase(url: string): Promise<void> {
       await migrate(drizzle(sql), { migrationsFolder: MIGRATIONS_FOLDER });
     });
     await buildOnlineIndexes(sql);
+    return await validateLateChecks(sql);
   } finally {
     await sql.end({ timeout: 5 });
   }

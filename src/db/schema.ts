@@ -13,6 +13,7 @@ import {
   date,
   index,
   integer,
+  json,
   jsonb,
   numeric,
   pgTable,
@@ -50,6 +51,12 @@ export type OrderField = {
   field_type: 'text' | 'select';
   option?: Record<string, string>;
 };
+
+/**
+ * One order-form field as a top-up order keeps it (C22): in the form's order, with the form's name and type as they
+ * were when the order was placed, so a supplier gets the buyer's values however the form changes later.
+ */
+export type OrderFieldValue = { name: string; label: string; type: OrderField['field_type']; value: string };
 
 /** How `orders.status` is stored (C8); modules/orders/state.ts names the values and owns the moves between them. */
 export type OrderStatusCode = 0 | 1 | 2 | 3;
@@ -428,15 +435,18 @@ export const orders = pgTable(
     total: money('total').notNull(),
     currency: varchar('currency', { length: 3 }).notNull(),
     currencySymbol: varchar('currency_symbol', { length: 8 }).notNull(),
-    /** Top-ups: form label → value the buyer gave. */
+    /** Top-ups: form label → value the buyer gave, as the order lists show it (the spec's `informations`). */
     informations: jsonb('informations').$type<Record<string, string>>(),
+    /**
+     * Top-ups: the same values as suppliers get them, in the form's order with each field's name and type (`json`, not
+     * `jsonb`, which would sort them). Null for orders placed before it was kept.
+     */
+    fields: json('fields').$type<OrderFieldValue[]>(),
     refundedAmount: money('refunded_amount').notNull().default('0'),
     note: text('note'),
-    /** Top-ups: deliveries tried with the provider, counted before each one, so lost jobs never reset the budget (C8). */
-    deliveryAttempts: smallint('delivery_attempts').notNull().default(0),
     /**
-     * Top-ups: set when the order is handed to an operator (manual provider, or deliveries used up). Such an
-     * order is never sent again by itself; the reconciler leaves it alone (C8).
+     * Top-ups: set when the order is handed to an operator (no route left, or a supplier that has not settled its
+     * attempt in PROVIDER_SETTLE_HOURS). Such an order is never sent by itself; the reconciler leaves it alone (C8).
      */
     awaitingOperatorSince: ts('awaiting_operator_since'),
     /**
@@ -486,6 +496,11 @@ export const orderLines = pgTable(
     lineTotal: money('line_total').notNull(),
     /** Card lines: codes still owed (C8 stock_short). */
     codesOwed: integer('codes_owed').notNull().default(0),
+    /**
+     * Card lines an assignment left short of codes: their order waits `stock_short` for them, and newer orders of the
+     * service wait behind it (C8). Only lines still owed count (`codes_owed > 0`).
+     */
+    waiting: boolean('waiting').notNull().default(false),
     createdAt: createdAt(),
   },
   (t) => [
@@ -493,7 +508,13 @@ export const orderLines = pgTable(
     index('order_lines_card_service_owed_idx')
       .on(t.cardServiceId, t.orderId)
       .where(sql`${t.codesOwed} > 0`),
+    // The orders waiting for a service's codes, found without reading the lines of a backlog still to be fulfilled.
+    index('order_lines_waiting_idx')
+      .on(t.cardServiceId, t.orderId)
+      .where(sql`${t.codesOwed} > 0 and ${t.waiting}`),
     check('order_lines_quantity_ck', sql`${t.quantity} > 0`),
+    // Added NOT VALID and validated after the migrations (src/db/migrate.ts): a line is never dealt more than it owes.
+    check('order_lines_codes_owed_ck', sql`${t.codesOwed} >= 0`),
   ],
 );
 
@@ -693,12 +714,15 @@ export const providers = pgTable(
     circuitOpenUntil: ts('circuit_open_until'),
     lastError: text('last_error'),
     lastErrorAt: ts('last_error_at'),
+    /** The provider of TOPUP_PROVIDER=http: written by every start from TOPUP_PROVIDER_URL and _SECRET (at most one). */
+    fromEnvironment: boolean('from_environment').notNull().default(false),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
   (t) => [
     // Names are unique whatever their case (the index decides, so concurrent creates cannot both pass).
     uniqueIndex('providers_name_uq').on(sql`lower(${t.name})`),
+    uniqueIndex('providers_environment_uq').on(t.fromEnvironment).where(sql`${t.fromEnvironment}`),
     check('providers_kind_ck', sql`${t.kind} in ('http', 'digiflazz')`),
     check('providers_status_ck', sql`${t.status} in ('active', 'disabled')`),
     check('providers_timeout_ck', sql`${t.timeoutMs} between 100 and 120000`),
@@ -718,6 +742,8 @@ export const topUpRoutes = pgTable(
       .references(() => providers.id),
     productCode: varchar('product_code', { length: 100 }).notNull(),
     cost: money('cost'),
+    /** How the order's fields make the supplier's one destination (`{user_id}{zone_id}`, over the form's field names); null: the protocol's default. */
+    destination: varchar('destination', { length: 200 }),
   },
   (t) => [
     primaryKey({ columns: [t.topUpServiceId, t.position] }),
@@ -747,6 +773,13 @@ export const providerAttempts = pgTable(
       .notNull()
       .references(() => providers.id),
     productCode: varchar('product_code', { length: 100 }).notNull(),
+    /**
+     * The provider's address when the attempt was made: status queries ask there, whatever base_url becomes later.
+     * Null only for attempts settled before it was kept.
+     */
+    baseUrl: text('base_url'),
+    /** The route's destination when the attempt was made (see topUpRoutes.destination). */
+    destination: varchar('destination', { length: 200 }),
     /** The route's cost when the attempt was made: what the store paid if it completed. */
     cost: money('cost'),
     outcome: varchar('outcome', { length: 10 }).$type<AttemptOutcome>().notNull().default('sending'),
@@ -757,6 +790,9 @@ export const providerAttempts = pgTable(
     startedAt: createdAt(),
     updatedAt: updatedAt(),
     settledAt: ts('settled_at'),
+    /** Who settled it: the provider (an answer, a status query, a callback) or an operator (with `settle_reason`). */
+    settledBy: varchar('settled_by', { length: 8 }).$type<'provider' | 'operator'>(),
+    settleReason: text('settle_reason'),
   },
   (t) => [
     index('provider_attempts_order_idx').on(t.orderId, t.id),
@@ -766,5 +802,6 @@ export const providerAttempts = pgTable(
     index('provider_attempts_open_idx').on(t.providerId).where(sql`${t.outcome} in ('sending', 'pending', 'unknown')`),
     index('provider_attempts_completed_idx').on(t.settledAt).where(sql`${t.outcome} = 'completed'`),
     check('provider_attempts_outcome_ck', sql`${t.outcome} in ('sending', 'pending', 'unknown', 'completed', 'refused')`),
+    check('provider_attempts_settled_by_ck', sql`${t.settledBy} in ('provider', 'operator')`),
   ],
 );

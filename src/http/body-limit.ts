@@ -39,9 +39,10 @@ export function streamedBody(type: string, max: number) {
 /**
  * Bodies over `max` bytes are refused with 413 (C2) as soon as that is known, unless the route declared its own
  * limit for their content type (`streamedBody`): at once when the declared length says so, else when a chunked
- * body's count passes it. Nothing more is read to answer: what the client still sends is dropped by the server
- * after the answer, within bounds (serveHttp), so an oversized upload costs the service little and the client
- * still reads its 413.
+ * body's count passes it as it is read. Nothing is read here: a body is read by the route that takes it, after the
+ * credentials in its headers were checked, so a request that fails them costs no more than its headers; what the
+ * client still sends is dropped by the server after the answer, within bounds (serveHttp), so an oversized upload
+ * costs the service little and the client still reads its 413.
  */
 export const bodyLimit = (max: number) => async (c: Context, next: Next) => {
   const type = mediaType(c);
@@ -50,21 +51,19 @@ export const bodyLimit = (max: number) => async (c: Context, next: Next) => {
     .find((declaration) => declaration?.type === type);
   const length = c.req.header('content-length');
   if (length !== undefined && Number(length) > (own?.max ?? max)) throw new AppError('payload_too_large');
-  // The body stream is only opened when it must be counted here: a body a route never reads (an early 401) is
-  // left to the server to drop after the answer.
-  const chunked = c.req.header('transfer-encoding') !== undefined;
-  if (!chunked || own) return next();
-  const reader = c.req.raw.body?.getReader();
-  if (!reader) return next();
-  const chunks: Uint8Array[] = [];
+  const body = c.req.raw.body;
+  if (c.req.header('transfer-encoding') === undefined || own || !body) return next();
+  // Counted as it is read: the reader gets the 413 once the body passes the limit.
   let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) throw new AppError('payload_too_large');
-    chunks.push(value);
-  }
-  c.req.raw = new Request(c.req.raw, { body: Buffer.concat(chunks) });
+  const counted = body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        size += chunk.byteLength;
+        if (size > max) controller.error(new AppError('payload_too_large'));
+        else controller.enqueue(chunk);
+      },
+    }),
+  );
+  c.req.raw = new Request(c.req.raw, { body: counted, duplex: 'half' } as RequestInit);
   return next();
 };

@@ -55,11 +55,17 @@ export async function cachedJson<T extends JSONValue, V extends Variant = Record
   const caller = c.get('account');
   // Only signed-in callers have variants (every route with one is behind requireToken).
   const variant = caller ? await variantOf(caller) : ({} as V);
-  const { body, etag } = await catalogCache.get<CachedAnswer>(cachedAnswerKey(variantKey(variant), base, pathAndQuery), async () => {
+  const answer = async (): Promise<CachedAnswer> => {
     const body = utf8.encode(JSON.stringify(await build(variant)));
     return { body, etag: `"${createHash('sha1').update(body).digest('base64url')}"` };
-  });
-  if (caller) void catalogCache.get<LaneRoute>(laneRouteKey(base, pathAndQuery), async () => ({ route: routePattern(c), variantOf: variantOf as VariantOf }));
+  };
+  // A query with parameters the route does not take (or one twice) is answered but not kept: otherwise anyone could
+  // fill the cache with entries nobody asks for again, pushing out the ones everybody asks for.
+  const taken = (c.req.valid as (target: 'query') => Record<string, unknown> | undefined)('query') ?? {};
+  const names = [...url.searchParams.keys()];
+  const keep = names.every((name, i) => Object.hasOwn(taken, name) && names.indexOf(name) === i);
+  const { body, etag } = keep ? await catalogCache.get<CachedAnswer>(cachedAnswerKey(variantKey(variant), base, pathAndQuery), answer) : await answer();
+  if (caller && keep) void catalogCache.get<LaneRoute>(laneRouteKey(base, pathAndQuery), async () => ({ route: routePattern(c), variantOf: variantOf as VariantOf }));
   c.header('ETag', etag);
   // The body is the JSON of a T built above: typed as the route's JSON answer (a 304 carries none).
   if (c.req.header('if-none-match') === etag) return c.body(null, 304) as unknown as TypedResponse<T, 200, 'json'>;

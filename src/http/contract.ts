@@ -155,8 +155,8 @@ export const readableBody =
       }
     } else if (takes.form && (type === 'application/x-www-form-urlencoded' || type === 'multipart/form-data')) {
       // Read once here (the validators reuse it): a form that cannot be read is a 400, whoever reads it first.
-      await c.req.formData().catch(() => {
-        throw new AppError('bad_request', 'The form body could not be read.');
+      await c.req.formData().catch((err: unknown) => {
+        throw err instanceof AppError ? err : new AppError('bad_request', 'The form body could not be read.');
       });
     } else {
       throw new AppError(takes.unsupported);
@@ -187,7 +187,8 @@ export function validBody<T>(c: Context, read: (target: 'json' | 'form') => T): 
 const operationId = (method: string, path: string) =>
   [method, ...path.split(/[^A-Za-z0-9]+/).filter(Boolean)].map((word, i) => (i === 0 ? word : word[0]!.toUpperCase() + word.slice(1))).join('');
 
-type Guard = { security: Array<Record<string, string[]>>; middleware?: MiddlewareHandler<AppEnv>; failures?: Status[] };
+/** `credentialsInBody`: the guard may find its credentials in the body (Interface B's api_key), which it then reads first. */
+type Guard = { security: Array<Record<string, string[]>>; middleware?: MiddlewareHandler<AppEnv>; failures?: Status[]; credentialsInBody?: boolean };
 
 /**
  * One endpoint's contract: its request schemas (query, headers, a JSON/form body), its guard (security
@@ -228,6 +229,7 @@ export function endpoint<
 }) {
   const { guard, query, params, headers, ok } = spec;
   const body = spec.body ?? spec.jsonBody;
+  const readBody = body ? [readableBody(bodyTakes(spec))] : [];
   return createRoute({
     method: spec.method,
     path: spec.path.replace(/:([A-Za-z_]+)/g, '{$1}'),
@@ -237,8 +239,14 @@ export function endpoint<
     tags: [spec.tag],
     // A public route says so (the token exchange, operations).
     security: guard ? guard.security : [],
-    // The body is read first: a guard may take its credentials from it (Interface B's api_key).
-    middleware: [...(body ? [readableBody(bodyTakes(spec))] : []), ...(guard?.middleware ? [guard.middleware] : []), ...(spec.use ?? [])],
+    // The credentials are checked before the body is read, so a request without them costs no more than its headers;
+    // a guard that may take them from the body (Interface B's api_key) has it read first.
+    middleware: [
+      ...(guard?.credentialsInBody ? readBody : []),
+      ...(guard?.middleware ? [guard.middleware] : []),
+      ...(guard?.credentialsInBody ? [] : readBody),
+      ...(spec.use ?? []),
+    ],
     request: {
       query: query as Q,
       params: params as P,

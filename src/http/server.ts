@@ -7,8 +7,9 @@ import type { Lane } from './cached-lane.js';
 /**
  * The HTTP limits (C2), set here and nowhere else, and documented in the README.
  * - Request headers: at most MAX_HEADER_BYTES in all, else 431.
- * - Bodies: MAX_BODY_BYTES for JSON and form bodies, MAX_UPLOAD_BYTES for `text/plain` code imports, else 413,
- *   answered as soon as the size is known.
+ * - Bodies: MAX_BODY_BYTES for JSON and form bodies, MAX_UPLOAD_BYTES for `text/plain` code imports,
+ *   MAX_CALLBACK_BYTES for providers' callbacks (read before their signature can be checked), else 413, answered as
+ *   soon as the size is known.
  * - After an answer, what is left of the request's body is read and dropped, at most LINGER_BYTES for at most
  *   LINGER_MS, then the connection closes: a client that sends its body before reading still reads its answer,
  *   and an upload nobody will use costs the service little.
@@ -17,6 +18,7 @@ export const LIMITS = {
   MAX_HEADER_BYTES: 16 * 1024,
   MAX_BODY_BYTES: 1024 * 1024,
   MAX_UPLOAD_BYTES: 100 * 1024 * 1024,
+  MAX_CALLBACK_BYTES: 64 * 1024,
   LINGER_BYTES: 4 * 1024 * 1024,
   LINGER_MS: 5000,
 } as const;

@@ -24,3 +24,11 @@ export function fromCents(cents: number): string {
 export function moneyNumber(value: string | number): number {
   return toCents(value) / 100;
 }
+
+/**
+ * An amount as operators read it (admin order lists, one order, a refund, providers, the margin report): a string with
+ * two decimals, never a JSON number.
+ */
+export function moneyText(value: string | number): string {
+  return fromCents(toCents(value));
+}

@@ -126,15 +126,33 @@ export async function writeProbe(client: RedisClient, prefix: string): Promise<v
 }
 
 /**
+ * What a start says of a server that refuses INFO (renamed, or an ACL without it): the client's ready check and the
+ * queues (which read the server's version) both need it. Null for any other error.
+ */
+export function infoRefused(err: unknown): string | null {
+  const message = err instanceof Error ? err.message : String(err);
+  return /unknown command .?info|NOPERM.*\binfo\b/i.test(message) ? `refuses INFO (${message.trim()}), which the queues need: allow it for this user` : null;
+}
+
+/**
  * Why the server behind a `REDIS_URL` cannot serve the store, or null: a sentinel, a cluster node, or a
- * replica each need another setting.
+ * replica each need another setting, and a server that refuses INFO (renamed, or an ACL without it) cannot run the
+ * queues, which read the server's version with it.
  */
 export async function misplacedServer(client: Redis): Promise<string | null> {
-  const info = await client.info('server').catch(() => '');
-  const mode = /redis_mode:(\w+)/.exec(info)?.[1];
+  let server: string;
+  let replication: string;
+  try {
+    [server, replication] = [await client.info('server'), await client.info('replication')];
+  } catch (err) {
+    const refused = infoRefused(err);
+    if (refused) return refused;
+    throw err;
+  }
+  const mode = /redis_mode:(\w+)/.exec(server)?.[1];
   if (mode === 'sentinel') return 'is a Redis Sentinel, not a Redis server: set REDIS_SENTINELS and REDIS_SENTINEL_NAME instead';
   if (mode === 'cluster') return 'is a Redis Cluster node: set REDIS_CLUSTER_NODES instead';
-  const role = /role:(\w+)/.exec(await client.info('replication'))?.[1];
+  const role = /role:(\w+)/.exec(replication)?.[1];
   if (role === 'slave') return 'is a read-only replica: point REDIS_URL at the master, or use REDIS_SENTINELS';
   return null;
 }

@@ -8,7 +8,8 @@ type Entry = { expires: number; value: Promise<unknown>; settled?: { value: unkn
 /**
  * An in-process read cache whose entries live at most `ttlMs` and are dropped in every process
  * when any process calls invalidate() (Redis pub/sub, sharded on a cluster). While the subscription is not live, a
- * missed invalidation could go unnoticed, so the cache is bypassed rather than trusted.
+ * missed invalidation could go unnoticed, so the cache is bypassed rather than trusted. Full, it lets go of the entry
+ * used longest ago: a burst of keys asked for once pushes out others one by one, never the whole cache at once.
  */
 export class SharedCache {
   private readonly entries = new Map<string, Entry>();
@@ -32,11 +33,11 @@ export class SharedCache {
   async get<T>(key: string, load: () => Promise<T>): Promise<T> {
     if (!this.live) return load();
     const now = Date.now();
-    const hit = this.entries.get(key);
+    const hit = this.used(key);
     if (hit && hit.expires > now) return hit.value as Promise<T>;
     const value = load();
     // Keys can come from request input (slugs, ids): bound the memory they can take.
-    if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
+    if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
     const entry: Entry = { expires: now + this.ttlMs, value };
     this.entries.set(key, entry);
     value.then(
@@ -53,8 +54,18 @@ export class SharedCache {
    */
   peek<T>(key: string): T | undefined {
     if (!this.live) return undefined;
-    const hit = this.entries.get(key);
+    const hit = this.used(key);
     return hit && hit.expires > Date.now() ? (hit.settled?.value as T | undefined) : undefined;
+  }
+
+  /** The entry under `key`, moved to the end of the map's order: the first entry is the one used longest ago. */
+  private used(key: string): Entry | undefined {
+    const entry = this.entries.get(key);
+    if (entry) {
+      this.entries.delete(key);
+      this.entries.set(key, entry);
+    }
+    return entry;
   }
 
   /** Drops every entry here and, through Redis, in every other process. */

@@ -21,10 +21,11 @@ export const FulfilmentJob = z.object({ orderId: z.number().int().positive(), ut
 export type FulfilmentJob = z.infer<typeof FulfilmentJob>;
 
 /**
- * Moves a top-up order with provider routes one step on, later (C22): a status query of an unknown outcome, the
- * next route after a refusal that came by callback, a wait for an open circuit. jobId = `advance-<utr>-<step>`.
+ * Moves a top-up order one step on, later (C22): a status query of an unknown outcome, the next route after a
+ * refusal that came by callback or from an operator, a wait for an open circuit. jobId = `advance-<utr>-<step>`; the
+ * job goes on only while `step` is the order's current routing step, so an order has one chain of them at a time.
  */
-export const RoutingJob = z.object({ orderId: z.number().int().positive(), utr: z.string().min(1) });
+export const RoutingJob = z.object({ orderId: z.number().int().positive(), utr: z.string().min(1), step: z.number().int().positive() });
 export type RoutingJob = z.infer<typeof RoutingJob>;
 
 export const routingJobId = (utr: string, step: number) => `advance-${utr}-${step}`;
@@ -112,5 +113,5 @@ export const enqueueFulfilment =
 export const scheduleRoutingStep =
   (queues: Pick<Queues, 'routing'>) =>
   async (order: { id: number; utr: string }, step: number, delayMs: number): Promise<void> => {
-    await queues.routing.add('advance', { orderId: order.id, utr: order.utr }, { jobId: routingJobId(order.utr, step), delay: delayMs });
+    await queues.routing.add('advance', { orderId: order.id, utr: order.utr, step }, { jobId: routingJobId(order.utr, step), delay: delayMs });
   };

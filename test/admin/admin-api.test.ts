@@ -103,6 +103,8 @@ describe('orders', () => {
     expect(all.message.per_page).toBe(100);
     const utrs = all.message.data.map((o: { utr: string }) => o.utr);
     expect(utrs.indexOf(topUp.utr)).toBeLessThan(utrs.indexOf(card.utr));
+    // A top-up says where its delivery stands: nothing sent yet, no workers here.
+    expect(all.message.data.find((o: { utr: string }) => o.utr === topUp.utr)).toMatchObject({ price: '5.00', delivery: 'routing' });
 
     for (const status of ['initiate', '0']) {
       const page = await expectJson(await admin(`/admin/orders?status=${status}`), 200);
@@ -117,16 +119,18 @@ describe('orders', () => {
       kind: 'card',
       status: 3,
       status_label: 'stock_short',
-      price: 10,
-      refunded_amount: 0,
+      // Money as operators read it everywhere: strings with two decimals.
+      price: '10.00',
+      refunded_amount: '0.00',
       currency: 'USD',
       symbol: '$',
       informations: null,
+      delivery: null,
       completed_at: null,
     });
     expect(entry.created_at).toMatch(ISO_MICROS);
     expect(entry.lines).toEqual([
-      { card_service_id: serviceId, top_up_service_id: null, quantity: 1, unit_price: 10, line_total: 10, campaign_units: 0, codes_owed: 1 },
+      { card_service_id: serviceId, top_up_service_id: null, quantity: 1, unit_price: '10.00', line_total: '10.00', campaign_units: 0, codes_owed: 1 },
     ]);
     expect(JSON.stringify(short.message)).not.toMatch(/card_codes|code_encrypted/);
     expect(short.message.first_page_url).toBe(`${app.baseUrl}/admin/orders?status=stock_short&page=1`);
@@ -146,7 +150,7 @@ describe('orders', () => {
     const account = await createTestAccount(app, '0.00');
     const order = await createTopUpOrder(app.services.db, { accountId: account.id, unitPrice: '7.50' });
     const body = await expectJson(await admin(`/admin/orders/${order.utr}/refund`, { body: { reason: 'out of service' } }), 200);
-    expect(body).toEqual({ status: 'success', message: { utr: order.utr, status: 2, refunded_amount: 7.5 } });
+    expect(body).toEqual({ status: 'success', message: { utr: order.utr, status: 2, refunded_amount: '7.50' } });
     const [row] = await app.services.sql`select balance from accounts where id = ${account.id}`;
     expect(row!.balance).toBe('7.50');
   });

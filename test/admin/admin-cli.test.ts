@@ -67,7 +67,7 @@ describe('operator CLI', () => {
     expect(json(await cli(['orders:refund', second.utr, '--reason', 'unavailable']))).toEqual({
       utr: second.utr,
       status: 2,
-      refunded_amount: 4,
+      refunded_amount: '4.00',
     });
     const refused = await cli(['orders:refund', first.utr, '--reason', 'late']);
     expect(refused.code).toBe(1);

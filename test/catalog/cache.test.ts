@@ -44,6 +44,24 @@ describe('SharedCache (catalog cache)', () => {
     expect(await a.get('price', load)).toBe(2);
   });
 
+  it('full, lets go of the entry used longest ago: a burst of keys asked for once never empties it', async () => {
+    const cache = processCache();
+    await ready(connections.at(-1)!);
+    let hotLoads = 0;
+    const hot = async () => ++hotLoads;
+    await cache.get('hot', hot);
+    // Far more keys than it holds (5000), each asked for once, while one key is asked for now and then.
+    for (let i = 0; i < 12_000; i++) {
+      await cache.get(`once:${i}`, async () => i);
+      if (i % 1000 === 0) await cache.get('hot', hot);
+    }
+    expect(hotLoads).toBe(1);
+    // The oldest of the burst are the ones let go.
+    let reloaded = false;
+    await cache.get('once:0', async () => (reloaded = true));
+    expect(reloaded).toBe(true);
+  });
+
   it('does not remember a failed load', async () => {
     const cache = processCache();
     await ready(connections.at(-1)!);

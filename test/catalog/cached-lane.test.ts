@@ -196,6 +196,17 @@ describe('what the lane leaves to the app', () => {
     expect((await get('/api/top-up/list?page=0', auth())).viaApp).toBe(true);
   });
 
+  it('a query with parameters the route does not take: answered each time, never kept', async () => {
+    // Kept, every such query would take a cache entry nobody asks for again, pushing out those everyone asks for.
+    for (const path of ['/api/top-up/list?utm=a', '/api/top-up/list?page=1&utm=b', '/api/get-category?x=1']) {
+      const first = await get(path, auth());
+      expect(first.status, path).toBe(200);
+      const again = await get(path, auth());
+      expect(again.viaApp, path).toBe(true);
+      expect(again.body).toBe(first.body);
+    }
+  });
+
   it('the same path asked through another host name, whose page links differ', async () => {
     const other = await get(path, { ...auth(), Host: 'store.example:8080' });
     expect(other.viaApp).toBe(true);

@@ -154,7 +154,7 @@ describe('limits answered in the envelope, readable by the client (C2)', () => {
 
   it('answers 413 to a chunked body once its count passes the limit, not at its end', async () => {
     const result = await blast(
-      'POST /admin/accounts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer wrong-admin-token\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n',
+      `POST /admin/accounts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${app.adminToken}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`,
       100 * MB,
       { chunked: true },
     );
@@ -162,6 +162,26 @@ describe('limits answered in the envelope, readable by the client (C2)', () => {
     expect(result.sentAtAnswer!).toBeLessThan(LIMITS.MAX_BODY_BYTES + 8 * MB);
     expect(result.closedBy).toBe('server');
     expect(result.sentInAll).toBeLessThan(24 * MB);
+  });
+
+  it('reads no body before the credentials in the headers are checked: a chunked body with a wrong token gets its 401 at once', async () => {
+    // The body would not end by itself: an answer that waited for it (or for a MiB of it) would never come.
+    const answer = await new Promise<string>((resolve) => {
+      const socket = createConnection({ port, host: '127.0.0.1' });
+      let text = '';
+      socket.on('data', (data) => {
+        text += data.toString('latin1');
+        if (text.includes('}')) socket.destroy();
+      });
+      socket.on('error', () => {});
+      socket.on('close', () => resolve(text));
+      const head = (path: string, auth: string) =>
+        `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`;
+      socket.write(`${head('/api/top-up/make-order', 'Bearer not-a-token')}5\r\n{"a":\r\n`);
+      setTimeout(() => socket.destroy(), 5_000).unref();
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 401 /);
+    expect(answer).toContain('"errors":"Unauthenticated."');
   });
 
   it('refuses on the headers alone a client that waits for 100 Continue: it never sends its body', async () => {

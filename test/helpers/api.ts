@@ -21,6 +21,16 @@ export async function expectFailure(response: Response, status: number): Promise
   return body.errors as string | string[];
 }
 
+/** The admin API as an operator's script calls it: `admin(app)('PUT', '/top-up-services/1/routes', body)`, JSON in. */
+export const adminOf =
+  (app: TestApp) =>
+  (method: string, path: string, body?: unknown): Promise<Response> =>
+    app.request(`/admin${path}`, {
+      method,
+      headers: { Authorization: `Bearer ${app.adminToken}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+
 export async function createTestAccount(app: TestApp, balance = '1000.00', name = 'Test'): Promise<AccountCredentials> {
   const { config, db } = app.services;
   return createAccount(db, {

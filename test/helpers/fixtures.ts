@@ -23,6 +23,7 @@ import {
   type DiscountType,
   type MediaKind,
   type OrderField,
+  type OrderFieldValue,
   type OrderStatusCode,
   type ProductKind,
 } from '../../src/db/schema.js';
@@ -311,6 +312,8 @@ export type OrderInput = OrderProduct & {
   basePrice?: string;
   /** Top-up orders: what the buyer filled in; one player id by default. */
   informations?: Record<string, string>;
+  /** Top-up orders: the same values as suppliers get them (orders.fields); none by default (read from `informations`). */
+  fields?: OrderFieldValue[];
   /** Card orders: codes still owed (a stock_short order). */
   codesOwed?: number;
 };
@@ -339,6 +342,7 @@ export async function createOrder(db: DbOrTx, input: OrderInput) {
       currency: 'USD',
       currencySymbol: '$',
       informations: topUp ? (input.informations ?? { 'Player id': '12345' }) : null,
+      fields: input.fields ?? null,
     })
     .returning();
   await db.insert(orderLines).values({

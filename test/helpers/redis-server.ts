@@ -9,9 +9,9 @@ export type OwnRedis = { url: string; port: number; stop: () => Promise<void>; s
 
 /**
  * A redis-server of the test's own on a spare port, without persistence (as the machine's), so a test
- * can stop it and start it again empty without touching the shared one.
+ * can stop it and start it again empty without touching the shared one. `args`: more of its settings.
  */
-export async function ownRedis(): Promise<OwnRedis> {
+export async function ownRedis(args: string[] = []): Promise<OwnRedis> {
   const port = await freePort();
   const dir = await mkdtemp(join(tmpdir(), 'topup-redis-'));
   const url = `redis://127.0.0.1:${port}`;
@@ -28,7 +28,7 @@ export async function ownRedis(): Promise<OwnRedis> {
     }
   };
   const start = async () => {
-    spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'yes', '--logfile', join(dir, 'log')], {
+    spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'yes', '--logfile', join(dir, 'log'), ...args], {
       stdio: 'ignore',
     });
     for (let i = 0; i < 100 && !(await answers()); i++) await sleep(50);

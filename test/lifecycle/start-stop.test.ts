@@ -48,6 +48,16 @@ describe('a problem at start is one line naming the variable (C20)', () => {
     );
   });
 
+  it('Redis that refuses INFO, which the queues need (renamed, or an ACL without it)', async () => {
+    const redis = await ownRedis(['--rename-command', 'INFO', '']);
+    try {
+      const line = await failsWithOneLine(start(await serviceEnv({ REDIS_URL: redis.url })));
+      expect(line).toMatch(new RegExp(`^REDIS_URL: 127\\.0\\.0\\.1:${redis.port} refuses INFO \\(.*unknown command.*\\), which the queues need: allow it for this user$`));
+    } finally {
+      await redis.close();
+    }
+  });
+
   it('a port already in use', async () => {
     const env = await serviceEnv();
     const first = await startServing(env);

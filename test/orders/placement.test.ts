@@ -229,6 +229,7 @@ describe('the placement statement checks the catalog itself', () => {
         utr: newUtr('top_up'),
         topUpId,
         informations: {},
+        fields: [],
         lines: [{ serviceId, quantity: 1 }],
         idempotency: { key: `k-${serviceId}`, endpoint: 'top-up/make-order', digest: Buffer.alloc(32) },
       });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestAccount, expectFailure, expectJson, type Json } from '../helpers/api.js';
-import { createTopUpOrder, createTopUpService } from '../helpers/fixtures.js';
+import { createTopUp, createTopUpOrder, createTopUpService } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 
 /** C22 for operators: providers, routes, one order with its attempts, the margin report (admin API). */
@@ -83,6 +83,7 @@ const PROVIDER_KEYS = [
   'circuit',
   'circuit_open_until',
   'created_at',
+  'from_environment',
   'id',
   'kind',
   'last_error',
@@ -166,14 +167,14 @@ describe('providers, routes, orders and the margin report (happy path)', () => {
       ]),
     );
     expect(routes).toEqual([
-      { position: 0, provider_id: second.id, provider: second.name, product_code: 'ML-86', cost: '4.00' },
-      { position: 1, provider_id: first.id, provider: first.name, product_code: 'mlbb_86', cost: null },
+      { position: 0, provider_id: second.id, provider: second.name, product_code: 'ML-86', cost: '4.00', destination: null },
+      { position: 1, provider_id: first.id, provider: first.name, product_code: 'mlbb_86', cost: null, destination: null },
     ]);
     expect(await success(await admin().get(`/admin/top-up-services/${serviceId}/routes`))).toEqual(routes);
 
     // Replaced, not added to.
     const replaced = await success(await admin().put(`/admin/top-up-services/${serviceId}/routes`, [{ provider_id: first.id, product_code: 'X', cost: 3.5 }]));
-    expect(replaced).toEqual([{ position: 0, provider_id: first.id, provider: first.name, product_code: 'X', cost: '3.50' }]);
+    expect(replaced).toEqual([{ position: 0, provider_id: first.id, provider: first.name, product_code: 'X', cost: '3.50', destination: null }]);
     expect(await success(await admin().put(`/admin/top-up-services/${serviceId}/routes`, []))).toEqual([]);
     expect(await success(await admin().get(`/admin/top-up-services/${serviceId}/routes`))).toEqual([]);
   });
@@ -190,6 +191,8 @@ describe('providers, routes, orders and the margin report (happy path)', () => {
       total: '6.00',
       currency: 'USD',
       informations: { 'Player id': '777' },
+      fields: null,
+      delivery: 'routing',
       awaiting_operator_since: null,
       completed_at: null,
       lines: [{ top_up_service_id: order.serviceId, card_service_id: null, quantity: 1, unit_price: '6.00', line_total: '6.00' }],
@@ -233,7 +236,23 @@ describe('validation and errors (nothing written)', () => {
     ]);
   });
 
+  it('base_url: no user name or password (they would be shown and logged), no query, no fragment', async () => {
+    await refused(() => admin().post('/admin/providers', httpProvider({ base_url: 'https://store:hunter2@supplier.example.com/api' })), 422, [
+      'The base url field must not hold a user name or password (put credentials in credentials).',
+    ]);
+    await refused(() => admin().post('/admin/providers', httpProvider({ base_url: 'https://supplier.example.com/api?key=1' })), 422, ['The base url field must not hold a query.']);
+    await refused(() => admin().post('/admin/providers', httpProvider({ base_url: 'https://supplier.example.com/api#v2' })), 422, ['The base url field must not hold a fragment.']);
+    const provider = await addProvider();
+    await refused(() => admin().patch(`/admin/providers/${provider.id}`, { base_url: 'https://user@supplier.example.com' }), 422, [
+      'The base url field must not hold a user name or password (put credentials in credentials).',
+    ]);
+  });
+
   it('credentials: each field the kind needs, and nothing else', async () => {
+    // An http secret that could not sign: every order would be refused unsent.
+    await refused(() => admin().post('/admin/providers', httpProvider({ credentials: { secret: 'short-secret' } })), 422, [
+      'The credentials.secret field must be at least 16 characters.',
+    ]);
     await refused(() => admin().post('/admin/providers', httpProvider({ credentials: {} })), 422, ['The credentials.secret field is required for http providers.']);
     await refused(() => admin().post('/admin/providers', httpProvider({ credentials: { secret: SECRET, secrte: 'typo' } })), 422, [
       'The credentials.secrte field is not used by http providers (they take secret).',
@@ -305,8 +324,31 @@ describe('validation and errors (nothing written)', () => {
     await refused(put([{ provider_id: provider.id, product_code: 'A' }], 999_999), 404, 'No top-up service with id 999999.');
     await refused(put([{ provider_id: provider.id, product_code: 'A' }], 'abc' as never), 404, 'No top-up service with id "abc".');
     expect(await success(await admin().get(`/admin/top-up-services/${serviceId}/routes`))).toEqual([
-      { position: 0, provider_id: provider.id, provider: provider.name, product_code: 'KEEP', cost: null },
+      { position: 0, provider_id: provider.id, provider: provider.name, product_code: 'KEEP', cost: null, destination: null },
     ]);
+  });
+
+  it("a route's destination: {field_name} placeholders, each a field of the service's order form", async () => {
+    const topUp = await createTopUp(app.services.db, {
+      orderFields: [
+        { field_value: 'User ID', field_name: 'user_id', field_placeholder: '', field_note: '', field_type: 'text' },
+        { field_value: 'Zone ID', field_name: 'zone_id', field_placeholder: '', field_note: '', field_type: 'text' },
+      ],
+      services: [{ price: '5.00' }],
+    });
+    const serviceId = topUp.services[0]!.id;
+    const provider = await addProvider();
+    const put = (destination: unknown) => () => admin().put(`/admin/top-up-services/${serviceId}/routes`, [{ provider_id: provider.id, product_code: 'ML', destination }]);
+    const template = 'must be text with {field_name} placeholders, e.g. {user_id}{zone_id}.';
+    await refused(put('user_id'), 422, [`The routes.0.destination field ${template}`]);
+    await refused(put('{user_id'), 422, [`The routes.0.destination field ${template}`]);
+    await refused(put('{user id}'), 422, [`The routes.0.destination field ${template}`]);
+    await refused(put('{user_id}{server}{zone}'), 422, [
+      'The routes.0.destination field names server, which is not a field of the order form.',
+      'The routes.0.destination field names zone, which is not a field of the order form.',
+    ]);
+    const saved = await success(await put('{user_id}-{zone_id}')());
+    expect(saved).toEqual([{ position: 0, provider_id: provider.id, provider: provider.name, product_code: 'ML', cost: null, destination: '{user_id}-{zone_id}' }]);
   });
 
   it('an order that does not exist (404)', async () => {
@@ -341,6 +383,7 @@ describe('security', () => {
       ['put', `/admin/top-up-services/${serviceId}/routes`, [{ provider_id: provider.id, product_code: 'SNEAKY' }]],
       ['get', `/admin/top-up-services/${serviceId}/routes`],
       ['get', `/admin/orders/${order.utr}`],
+      ['post', `/admin/orders/${order.utr}/attempts/1/settle`, { outcome: 'refused', reason: 'sneaky' }],
       ['get', '/admin/reports/margin?from=2020-01-01&to=2020-02-01'],
     ];
   };
@@ -382,8 +425,34 @@ describe('security', () => {
     expect(await expectFailure(wrong, 401)).toBe('The signature is missing, stale or not valid.');
     // Signed with the admin token is no better: only the provider's own secret signs.
     const { createHmac } = await import('node:crypto');
-    const byAdmin = await callback({ 'X-Signature': `sha256=${createHmac('sha256', app.adminToken).update(body).digest('hex')}`, 'X-Timestamp': timestamp, Authorization: `Bearer ${app.adminToken}` });
+    const byAdmin = await callback({ 'X-Signature': `sha256=${createHmac('sha256', app.adminToken).update(`${timestamp}.${body}`).digest('hex')}`, 'X-Timestamp': timestamp, Authorization: `Bearer ${app.adminToken}` });
     expect(await expectFailure(byAdmin, 401)).toBe('The signature is missing, stale or not valid.');
+    // Signed over the body alone (without the time), as an earlier version of the protocol had it.
+    const bodyOnly = await callback({ 'X-Signature': `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`, 'X-Timestamp': timestamp });
+    expect(await expectFailure(bodyOnly, 401)).toBe('The signature is missing, stale or not valid.');
     expect(await state()).toEqual(before);
+  });
+
+  it('a callback for a provider id that does not exist is refused exactly as a bad signature is: ids cannot be told apart', async () => {
+    const provider = await addProvider();
+    const body = JSON.stringify({ reference: 'T0000', status: 'completed' });
+    const post = (id: number) =>
+      app.request(`/callbacks/providers/${id}`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Signature': `sha256=${'0'.repeat(64)}`, 'X-Timestamp': String(Math.floor(Date.now() / 1000)) }, body });
+    const [known, unknown] = await Promise.all([post(provider.id), post(999_999)]);
+    expect(unknown.status).toBe(known.status);
+    expect(await expectFailure(unknown, 401)).toBe(await expectFailure(known, 401));
+  });
+
+  it('refused callbacks are limited per client address: past AUTH_FAILURES_PER_IP, 429 before any signature is checked', async () => {
+    const limited = await startTestApp({ env: { AUTH_FAILURES_PER_IP: '3', AUTH_FAILURE_WINDOW_SECONDS: '60' } });
+    try {
+      const post = () => limited.request('/callbacks/providers/1', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
+      for (let i = 0; i < 3; i++) await expectFailure(await post(), 401);
+      const blocked = await post();
+      expect(await expectFailure(blocked, 429)).toBe('Too many attempts. Please try again later.');
+      expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
+    } finally {
+      await limited.close();
+    }
   });
 });

@@ -115,6 +115,47 @@ describe('provider commands', { timeout: 120_000 }, () => {
     expect(printed(await cli(['providers:list'])).find((p: { id: number }) => p.id === created.id)).toEqual(changed);
   });
 
+  it('providers:update --clear-balance-low-threshold removes the threshold; given with one, it is refused', async () => {
+    const created = printed(
+      await cli(['providers:add', '--name', named('Watched'), '--kind', 'http', '--base-url', 'https://s.example.com', '--credentials', JSON.stringify({ secret: SECRET }), '--balance-low-threshold', '20.00']),
+    );
+    expect(created.balance_low_threshold).toBe('20.00');
+    failed(
+      await cli(['providers:update', String(created.id), '--clear-balance-low-threshold', '--balance-low-threshold', '5.00']),
+      'Give either --balance-low-threshold <amount> or --clear-balance-low-threshold, not both.',
+    );
+    expect(printed(await cli(['providers:update', String(created.id), '--clear-balance-low-threshold'])).balance_low_threshold).toBeNull();
+  });
+
+  it('orders:settle settles an open attempt as the admin API does; what it refuses, it refuses with its messages', async () => {
+    const provider = printed(await cli(['providers:add', '--name', named('Settled'), '--kind', 'http', '--base-url', 'https://s.example.com', '--credentials', JSON.stringify({ secret: SECRET })]));
+    const account = await createTestAccount(app, '0.00');
+    const open = async () => {
+      const order = await createTopUpOrder(app.services.db, { accountId: account.id, unitPrice: '7.00' });
+      const [attempt] = await app.services.sql<{ id: number }[]>`
+        insert into provider_attempts (order_id, provider_id, product_code, outcome, base_url) values (${order.id}, ${provider.id}, 'X', 'pending', 'https://s.example.com')
+        returning id::float8 as id`;
+      return { order, attemptId: attempt!.id };
+    };
+    const delivered = await open();
+    expect(printed(await cli(['orders:settle', delivered.order.utr, String(delivered.attemptId), '--outcome', 'completed', '--reason', 'delivered, per the supplier by phone']))).toEqual({
+      utr: delivered.order.utr,
+      attempt_id: delivered.attemptId,
+      outcome: 'completed',
+      status: 1,
+    });
+    const shown = printed(await cli(['orders:show', delivered.order.utr]));
+    expect(shown).toMatchObject({ status: 1, delivery: 'delivered' });
+    expect(shown.attempts[0]).toMatchObject({ outcome: 'completed', settled_by: 'operator', settle_reason: 'delivered, per the supplier by phone', settled_at: expect.any(String) });
+
+    failed(await cli(['orders:settle', delivered.order.utr, String(delivered.attemptId), '--outcome', 'refused', '--reason', 'again']), `Attempt ${delivered.attemptId} is settled already (completed).`);
+    const other = await open();
+    failed(await cli(['orders:settle', other.order.utr, String(delivered.attemptId), '--outcome', 'refused', '--reason', 'x']), `No provider attempt of order ${other.order.utr} with id ${delivered.attemptId}.`);
+    failed(await cli(['orders:settle', other.order.utr, String(other.attemptId), '--outcome', 'lost', '--reason', 'x']), 'The outcome field must be completed or refused.');
+    expect((await cli(['orders:settle', other.order.utr, String(other.attemptId), '--outcome', 'refused'])).code).toBe(2);
+    expect(printed(await cli(['orders:show', other.order.utr])).attempts[0].outcome).toBe('pending');
+  });
+
   it('providers:list shows every provider with its circuit, last error and balance', async () => {
     const created = printed(await cli(['providers:add', '--name', named('Listed'), '--kind', 'http', '--base-url', 'https://s.example.com', '--credentials', JSON.stringify({ secret: SECRET })]));
     await app.services.sql`
@@ -130,7 +171,7 @@ describe('provider commands', { timeout: 120_000 }, () => {
     const provider = printed(await cli(['providers:add', '--name', named('Routed'), '--kind', 'http', '--base-url', 'https://s.example.com', '--credentials', JSON.stringify({ secret: SECRET })]));
     expect(printed(await cli(['providers:routes', String(serviceId)]))).toEqual([]);
     const routes = printed(await cli(['providers:routes', String(serviceId), '--json', JSON.stringify([{ provider_id: provider.id, product_code: 'X', cost: '4.00' }])]));
-    expect(routes).toEqual([{ position: 0, provider_id: provider.id, provider: provider.name, product_code: 'X', cost: '4.00' }]);
+    expect(routes).toEqual([{ position: 0, provider_id: provider.id, provider: provider.name, product_code: 'X', cost: '4.00', destination: null }]);
     expect(printed(await cli(['providers:routes', String(serviceId)]))).toEqual(routes);
 
     const file = join(await mkdtemp(join(tmpdir(), 'routes-')), 'routes.json');

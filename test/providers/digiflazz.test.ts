@@ -18,7 +18,11 @@ let counter = 0;
 const order = (overrides: Partial<SupplierOrder> = {}): SupplierOrder => ({
   reference: `UTR-${Date.now()}-${++counter}`,
   productCode: 'ml86',
-  fields: { 'User ID': '12345678', 'Zone ID': '1234' },
+  fields: [
+    { name: 'user_id', label: 'User ID', type: 'text', value: '12345678' },
+    { name: 'zone_id', label: 'Zone ID', type: 'text', value: '1234' },
+  ],
+  destination: null,
   quantity: 1,
   ...overrides,
 });
@@ -81,10 +85,23 @@ describe('digiflazz adapter', () => {
     expect(deliveriesOf(o.reference)).toBe(1);
   });
 
-  it('uses a field named customer_no as it is', async () => {
-    const o = order({ fields: { 'Zone ID': '99', customer_no: '087800001230' } });
+  it("without a destination, customer_no is the text fields in the form's order, selects left out", async () => {
+    // Mobile Legends: a region select first in the form, then the ids.
+    const o = order({
+      fields: [
+        { name: 'region', label: 'Region', type: 'select', value: 'sea' },
+        { name: 'user_id', label: 'User ID', type: 'text', value: '12345678' },
+        { name: 'zone_id', label: 'Zone ID', type: 'text', value: '1234' },
+      ],
+    });
     expect((await adapter.send(o, signal())).kind).toBe('completed');
-    expect(digiflazz.ledger.deliveries.get(o.reference)?.customer_no).toBe('087800001230');
+    expect(digiflazz.ledger.deliveries.get(o.reference)?.customer_no).toBe('123456781234');
+  });
+
+  it("uses the route's destination as customer_no when it has one", async () => {
+    const o = order({ destination: '1234-12345678' });
+    expect((await adapter.send(o, signal())).kind).toBe('completed');
+    expect(digiflazz.ledger.deliveries.get(o.reference)?.customer_no).toBe('1234-12345678');
   });
 
   it('a wrong api key: the server refuses the sign (rc 41); a send is refused, a status query is unknown', async () => {
@@ -172,6 +189,20 @@ describe('digiflazz adapter', () => {
     const url = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
     await new Promise((resolve) => closed.close(resolve));
     expect((await adapterWith({}, url).send(order(), signal())).kind).toBe('unknown');
+  });
+
+  it('a redirect is not followed: unknown, and nothing reaches where it points', async () => {
+    // A moved host answering 307 to the real one: following it would send the order without the store knowing where.
+    const moved = createServer((_req, res) => res.writeHead(307, { Location: `${digiflazz.url}/v1/transaction` }).end());
+    await new Promise<void>((resolve) => moved.listen(0, '127.0.0.1', resolve));
+    try {
+      const o = order();
+      const outcome = await adapterWith({}, `http://127.0.0.1:${(moved.address() as AddressInfo).port}`).send(o, signal());
+      expect(outcome).toEqual({ kind: 'unknown', reason: 'HTTP 307' });
+      expect(requestsFor(o.reference)).toHaveLength(0);
+    } finally {
+      await new Promise((resolve) => moved.close(resolve));
+    }
   });
 
   it('quantity 2: refused locally, nothing sent, not even by a status query', async () => {

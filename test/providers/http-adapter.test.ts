@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -11,10 +12,14 @@ let supplier: HttpSupplier;
 let adapter: SupplierAdapter;
 let sequence = 0;
 
-const order = (productCode = 'ML-86'): SupplierOrder => ({
+const order = (productCode = 'ML-86', destination: string | null = null): SupplierOrder => ({
   reference: `UTR-${process.pid}-${++sequence}`,
   productCode,
-  fields: { 'Player id': '777', Zone: '2101' },
+  fields: [
+    { name: 'player_id', label: 'Player id', type: 'text', value: '777' },
+    { name: 'zone', label: 'Zone', type: 'text', value: '2101' },
+  ],
+  destination,
   quantity: 1,
 });
 const signal = () => AbortSignal.timeout(5_000);
@@ -63,8 +68,17 @@ describe('send: each answer maps to one outcome', () => {
     expect(outcome).toEqual({ kind: 'completed', providerReference: expect.stringMatching(/^SUP-/) });
     const entry = supplier.ledger.get(o.reference)!;
     expect(entry.deliveries).toBe(1);
-    expect(entry.delivered).toMatchObject({ productCode: 'ML-86', fields: o.fields, quantity: 1 });
+    // The form's labels and values, in the form's order.
+    expect(entry.delivered).toMatchObject({ productCode: 'ML-86', fields: { 'Player id': '777', Zone: '2101' }, quantity: 1 });
+    expect(Object.keys(entry.delivered!.fields)).toEqual(['Player id', 'Zone']);
+    expect(entry.destination).toBeUndefined();
     expect(await adapter.status(o, signal())).toEqual(outcome);
+  });
+
+  it("sends the route's destination when it has one", async () => {
+    const o = order('ML-86', '7772101');
+    expect(await adapter.send(o, signal())).toMatchObject({ kind: 'completed' });
+    expect(supplier.ledger.get(o.reference)!.destination).toBe('7772101');
   });
 
   it('pending → pending, then status says completed once the supplier has delivered', async () => {
@@ -191,7 +205,16 @@ describe('answers outside the protocol are unknown', () => {
     expect(supplier.received).toBe(before);
   });
 
-  it('status: only 200 with a status, or 404, says anything', async () => {
+  it('status: only 200 with a status, or 404 {"status":"not_found"}, says anything', async () => {
+    reply = { status: 404, body: JSON.stringify({ status: 'not_found' }) };
+    expect(await adapterFor(SECRET, oddUrl).status(order(), signal())).toEqual({ kind: 'refused', reason: 'never received by the provider' });
+    // A proxy's page or a moved URL says nothing of the order.
+    reply = { status: 404, body: '<html><body><h1>404 Not Found</h1></body></html>' };
+    expect(await adapterFor(SECRET, oddUrl).status(order(), signal())).toEqual({ kind: 'unknown', reason: 'HTTP 404 (unreadable body)' });
+    reply = { status: 404, body: JSON.stringify({ error: 'no route' }) };
+    expect(await adapterFor(SECRET, oddUrl).status(order(), signal())).toMatchObject({ kind: 'unknown' });
+    reply = { status: 404, body: '' };
+    expect(await adapterFor(SECRET, oddUrl).status(order(), signal())).toMatchObject({ kind: 'unknown' });
     reply = { status: 500, body: JSON.stringify({ status: 'refused' }) };
     expect(await adapterFor(SECRET, oddUrl).status(order(), signal())).toMatchObject({ kind: 'unknown' });
     reply = { status: 200, body: JSON.stringify({ status: 'lost' }) };
@@ -270,16 +293,25 @@ describe('callbacks', () => {
     expect(adapter.verifyCallback(badly.callback)).toBeNull();
   });
 
-  it('a stale X-Timestamp → null, though the signature holds', async () => {
+  it('signed more than 300 s away from now → null, though the signature holds', async () => {
     const { callback } = await pendingWithCallback();
-    const stale = new Headers(callback.headers);
     const then = Math.floor(Date.now() / 1000) - 301;
-    stale.set('x-timestamp', String(then));
-    expect(adapter.verifyCallback({ headers: stale, body: callback.body })).toBeNull();
-    // One from the future is no better; within the window it holds.
     const signed = (at: number) => new Headers(signHttpBody(SECRET, callback.body, at));
+    expect(adapter.verifyCallback({ headers: signed(then), body: callback.body })).toBeNull();
+    // One from the future is no better; within the window it holds.
     expect(adapter.verifyCallback({ headers: signed(then + 602), body: callback.body })).toBeNull();
     expect(adapter.verifyCallback({ headers: signed(then + 2), body: callback.body })).not.toBeNull();
+  });
+
+  it('a captured callback replayed with a fresh X-Timestamp → null: the signature covers the time', async () => {
+    const { callback } = await pendingWithCallback();
+    const replayed = new Headers(callback.headers);
+    replayed.set('x-timestamp', String(Number(callback.headers.get('x-timestamp')) + 1));
+    expect(adapter.verifyCallback({ headers: replayed, body: callback.body })).toBeNull();
+    // The signature is of "<X-Timestamp>.<body>", as the README tells a supplier.
+    const at = Number(callback.headers.get('x-timestamp'));
+    const expected = `sha256=${createHmac('sha256', SECRET).update(`${at}.${callback.body}`).digest('hex')}`;
+    expect(callback.headers.get('x-signature')).toBe(expected);
   });
 
   it('sent twice → the same report twice', async () => {

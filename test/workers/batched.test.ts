@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../src/lib/logger.js';
 import { fulfilCardOrdersIn } from '../../src/modules/fulfilment/cards.js';
-import { batchedFulfilment, topUpProvider, type FulfilmentResult } from '../../src/modules/fulfilment/index.js';
+import { batchedFulfilment, type FulfilmentResult } from '../../src/modules/fulfilment/index.js';
 import { openCode } from '../../src/modules/inventory/codes.js';
 import type { SupplierRouting } from '../../src/modules/providers/index.js';
 import { expectJson } from '../helpers/api.js';
@@ -33,9 +33,8 @@ function batched(maxSize = 32, inFlight = 1) {
     db: app.services.db,
     logger,
     metrics: app.services.metrics,
-    provider: topUpProvider(app.services.config),
-    // No top-up here has routes: the routing is never reached.
-    suppliers: {} as SupplierRouting,
+    // No top-up here has routes or a TOPUP_PROVIDER: the routing hands it to an operator without calling anyone.
+    suppliers: { settleHours: 24, settleBaseMs: 100 } as SupplierRouting,
   };
   const fulfil = batchedFulfilment(deps, { batch: { maxSize, inFlight, onBatch: (size) => sizes.push(size) }, topUpsAtOnce: 2 });
   return { fulfil: (orderId: number) => fulfil(logger, orderId), sizes, reported };
@@ -103,7 +102,7 @@ describe('batched card fulfilment', () => {
     for (const order of placed) expect(await deliveriesOf(order.utr)).toEqual([1]);
   });
 
-  it('deals a service\'s codes in one statement across lines and orders, lowest order id first, oldest codes first', async () => {
+  it('deals a service\'s codes in one statement across lines and orders, oldest order first, oldest codes first', async () => {
     const card = await createCard(app.services.db, { services: [{ price: '1.00' }, { price: '2.00' }] });
     const [a, b] = card.services.map((s) => s.id) as [number, number];
     const codesOfA = await stockCodes(app, a, 5, 'A');
@@ -118,14 +117,16 @@ describe('batched card fulfilment', () => {
     const steps = await app.services.db.transaction(async (tx) => {
       // Every statement of the transaction goes through its driver connection.
       const spy = vi.spyOn((tx._.session as unknown as { client: { unsafe: () => unknown } }).client, 'unsafe');
-      // Handed over highest id first: the deal goes by id, not by the order given.
+      // Handed over newest first: the deal goes by age, not by the order given.
       const done = await fulfilCardOrdersIn(tx, [...ids].reverse());
       statements = spy.mock.calls.length;
       return done;
     });
     expect(steps.map((step) => step.outcome)).toEqual(['stock_short', 'completed', 'completed']);
-    // Whatever the number of orders: the assignment, a move to each status reached, the stock check.
-    expect(statements).toBe(4);
+    // Whatever the number of orders: the assignment under shared locks (a savepoint, the locks, the assignment); B ran
+    // out under it, so back to the savepoint and the same again with B locked exclusive; then a move to each status
+    // reached and the stock check.
+    expect(statements).toBe(10);
 
     const dealt = await app.services.sql<{ utr: string; service: number; sealed: Buffer }[]>`
       select o.utr, l.card_service_id as service, c.code_encrypted as sealed
@@ -146,6 +147,42 @@ describe('batched card fulfilment', () => {
       [a, 2, 1],
     ]);
     expect(await sellCount(app.services.db, card.id)).toBe(6);
+  });
+
+  it('with codes to spare, deals in one pass under shared locks: batches of a service go side by side', async () => {
+    const card = await createCard(app.services.db, { services: [{ price: '1.00' }] });
+    const serviceId = card.services[0]!.id;
+    await stockCodes(app, serviceId, 10, 'P');
+    const place = async () => (await expectJson(await buyer.api.postJson('/api/card/make-order', { service_ids: [serviceId], quantities: [1] }), 200)).message.utr as string;
+    const ids = await Promise.all([await place(), await place()].map(async (utr) => (await orderState(app.services.db, utr)).id));
+    // Another transaction holds the service's lock shared, as a batch dealing beside this one does.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let holding!: () => void;
+    const holds = new Promise<void>((resolve) => (holding = resolve));
+    const beside = app.services.db.transaction(async (tx) => {
+      await tx.execute(sql`select pg_advisory_xact_lock_shared(7301004, ${serviceId})`);
+      holding();
+      await held;
+    });
+    await holds;
+    try {
+      let statements: string[] = [];
+      const steps = await app.services.db.transaction(async (tx) => {
+        const spy = vi.spyOn((tx._.session as unknown as { client: { unsafe: () => unknown } }).client, 'unsafe');
+        const done = await fulfilCardOrdersIn(tx, ids);
+        statements = spy.mock.calls.map((call) => String((call as unknown[])[0]).trim().split(/\s+/).slice(0, 2).join(' '));
+        return done;
+      });
+      expect(steps.map((step) => step.outcome)).toEqual(['completed', 'completed']);
+      // Not waited for the batch beside it; no second pass: the savepoint, the locks, the assignment, one move, the
+      // stock check.
+      expect(statements).toHaveLength(5);
+      expect(statements[0]).toBe('savepoint assignment');
+    } finally {
+      release();
+      await beside;
+    }
   });
 
   it('one order that fails in a batch fails alone: the others complete, each reported once after its commit', async () => {

@@ -122,7 +122,7 @@ describe('recovery', () => {
     const utr = newUtr('card');
     // The job is taken while the order is not committed yet: it finds no order and completes.
     await app.services.db.transaction(async (tx) => {
-      const placed = await placeOrder(tx, { accountId: buyer.accountId, kind: 'card', utr, topUpId: null, informations: null, lines: [{ serviceId: service.id, quantity: 1 }], idempotency: null });
+      const placed = await placeOrder(tx, { accountId: buyer.accountId, kind: 'card', utr, topUpId: null, informations: null, fields: null, lines: [{ serviceId: service.id, quantity: 1 }], idempotency: null });
       if (placed.kind !== 'placed') throw new Error('not placed');
       await queue.add('fulfil', { orderId: placed.orderId, utr }, { jobId: utr });
       await waitFor('the job to complete', async () => (await queue.getJobState(utr)) === 'completed');

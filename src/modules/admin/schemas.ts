@@ -60,6 +60,18 @@ export const UtrParam = z.object({ utr: keyOf('order', text(32).regex(/^[A-Z0-9]
 
 // ───────────────────────────── responses (C13) ─────────────────────────────
 
+/** An amount operators read: a string with two decimals. */
+export const adminMoney = z.string().regex(/^-?\d+\.\d{2}$/).openapi({ example: '12.50' });
+
+/** Where a top-up's delivery stands (orders/delivery.ts); null for card orders. */
+export const DeliveryStateSchema = z
+  .enum(['routing', 'with_supplier', 'supplier_overdue', 'with_operator', 'delivered', 'refunded'])
+  .nullable()
+  .openapi({
+    description:
+      'Top-ups: routing (going to its next route), with_supplier (an attempt is open), supplier_overdue (an attempt still open after PROVIDER_SETTLE_HOURS: settle it), with_operator (complete or refund it), delivered, refunded',
+  });
+
 export const NewAccount = z
   .object({
     id: z.number().int(),
@@ -91,13 +103,13 @@ export const AdminOrder = z
     kind: z.enum(['top_up', 'card']),
     status: z.number().int(),
     status_label: z.enum(['initiate', 'completed', 'refund', 'stock_short']),
-    price: z.number(),
-    refunded_amount: z.number(),
+    price: adminMoney,
+    refunded_amount: adminMoney,
     currency: z.string(),
     symbol: z.string(),
     informations: z.record(z.string(), z.string()).nullable(),
     note: z.string().nullable(),
-    delivery_attempts: z.number().int(),
+    delivery: DeliveryStateSchema,
     awaiting_operator_since: z.string().nullable(),
     created_at: z.string(),
     updated_at: z.string(),
@@ -107,8 +119,8 @@ export const AdminOrder = z
         card_service_id: z.number().int().nullable(),
         top_up_service_id: z.number().int().nullable(),
         quantity: z.number().int(),
-        unit_price: z.number(),
-        line_total: z.number(),
+        unit_price: adminMoney,
+        line_total: adminMoney,
         campaign_units: z.number().int(),
         codes_owed: z.number().int(),
       }),
@@ -117,4 +129,4 @@ export const AdminOrder = z
   .openapi('AdminOrder');
 
 export const OrderMoved = z.object({ utr: z.string(), status: z.number().int() }).openapi('OrderMoved');
-export const OrderRefunded = OrderMoved.extend({ refunded_amount: z.number() }).openapi('OrderRefunded');
+export const OrderRefunded = OrderMoved.extend({ refunded_amount: adminMoney }).openapi('OrderRefunded');

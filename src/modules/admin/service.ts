@@ -1,14 +1,15 @@
-import { count, desc, eq, inArray } from 'drizzle-orm';
+import { count, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { orderLines, orders } from '../../db/schema.js';
 import type { Config } from '../../env.js';
 import { AppError, notFound, validationError } from '../../errors.js';
 import { isoMicros } from '../../lib/time.js';
-import { MAX_MONEY, moneyNumber, toCents } from '../../lib/money.js';
+import { MAX_MONEY, moneyNumber, moneyText, toCents } from '../../lib/money.js';
 import { adjustBalance, createAccount, type AccountCredentials } from '../accounts/service.js';
 import { refundOrder } from '../fulfilment/index.js';
 import { restockCardService } from '../fulfilment/index.js';
 import { addCodes, type ImportCounts } from '../inventory/service.js';
+import { deliveryState, isOpenOutcome, type DeliveryState } from '../orders/delivery.js';
 import { unobserved, type StatusObserver } from '../orders/events.js';
 import { STATUS_LABELS, type OrderStatus } from '../orders/state.js';
 
@@ -76,14 +77,14 @@ export type AdminOrder = {
   kind: string;
   status: OrderStatus;
   status_label: string;
-  price: number;
-  refunded_amount: number;
+  price: string;
+  refunded_amount: string;
   currency: string;
   symbol: string;
   informations: Record<string, string> | null;
   note: string | null;
-  /** Top-ups: deliveries tried, and since when the order waits for an operator (C8). */
-  delivery_attempts: number;
+  /** Top-ups: where the delivery stands (orders/delivery.ts), and since when the order waits for an operator (C8). */
+  delivery: DeliveryState | null;
   awaiting_operator_since: string | null;
   created_at: string;
   updated_at: string;
@@ -92,8 +93,8 @@ export type AdminOrder = {
     card_service_id: number | null;
     top_up_service_id: number | null;
     quantity: number;
-    unit_price: number;
-    line_total: number;
+    unit_price: string;
+    line_total: string;
     campaign_units: number;
     codes_owed: number;
   }>;
@@ -112,13 +113,16 @@ export async function listOrders(db: Db, { status, page, perPage }: OrderFilter)
       .offset((page - 1) * perPage),
     db.select({ total: count() }).from(orders).where(where),
   ]);
-  const lines = rows.length
-    ? await db
-        .select()
-        .from(orderLines)
-        .where(inArray(orderLines.orderId, rows.map((r) => r.id)))
-        .orderBy(orderLines.id)
-    : [];
+  const ids = rows.map((r) => r.id);
+  const [lines, open] = ids.length
+    ? await Promise.all([
+        db.select().from(orderLines).where(inArray(orderLines.orderId, ids)).orderBy(orderLines.id),
+        db.execute<{ order_id: number }>(sql`
+          select order_id::float8 as order_id from provider_attempts
+          where order_id = any(${sql.param(ids)}::bigint[]) and ${isOpenOutcome(sql`outcome`)}`),
+      ])
+    : [[], []];
+  const withOpenAttempt = new Set(open.map((row) => row.order_id));
   const data = rows.map((order): AdminOrder => {
     const status = order.status;
     return {
@@ -128,13 +132,16 @@ export async function listOrders(db: Db, { status, page, perPage }: OrderFilter)
       kind: order.kind,
       status,
       status_label: STATUS_LABELS[status],
-      price: moneyNumber(order.total),
-      refunded_amount: moneyNumber(order.refundedAmount),
+      price: moneyText(order.total),
+      refunded_amount: moneyText(order.refundedAmount),
       currency: order.currency,
       symbol: order.currencySymbol,
       informations: order.informations,
       note: order.note,
-      delivery_attempts: order.deliveryAttempts,
+      delivery:
+        order.kind === 'top_up'
+          ? deliveryState({ status, with_operator: order.awaitingOperatorSince !== null }, withOpenAttempt.has(order.id))
+          : null,
       awaiting_operator_since: isoMicros(order.awaitingOperatorSince),
       created_at: isoMicros(order.createdAt),
       updated_at: isoMicros(order.updatedAt),
@@ -145,8 +152,8 @@ export async function listOrders(db: Db, { status, page, perPage }: OrderFilter)
           card_service_id: line.cardServiceId,
           top_up_service_id: line.topUpServiceId,
           quantity: line.quantity,
-          unit_price: moneyNumber(line.unitPrice),
-          line_total: moneyNumber(line.lineTotal),
+          unit_price: moneyText(line.unitPrice),
+          line_total: moneyText(line.lineTotal),
           campaign_units: line.campaignUnits,
           codes_owed: line.codesOwed,
         })),
@@ -155,8 +162,8 @@ export async function listOrders(db: Db, { status, page, perPage }: OrderFilter)
   return { data, total: counted?.total ?? 0 };
 }
 
-/** Refunds a non-completed order (C8); the refunded amount as a JSON number like every price. */
+/** Refunds a non-completed order (C8): a top-up only with no supplier attempt open (orders/delivery.ts). */
 export async function refundForOperator(db: Db, utr: string, reason: string, observe: StatusObserver = unobserved) {
   const refunded = await refundOrder(db, utr, reason, observe);
-  return { ...refunded, refunded_amount: moneyNumber(refunded.refunded_amount) };
+  return { ...refunded, refunded_amount: moneyText(refunded.refunded_amount) };
 }

@@ -7,11 +7,11 @@ import { canTransition, ORDER_STATUS, sourcesOf, transitionOrders, type OrderSta
 
 export type CardFulfilment = 'completed' | 'stock_short' | 'noop';
 
-/** Key space of the per-service restock lock (two-int advisory locks never collide with one-bigint ones). */
-const RESTOCK_LOCK_SPACE = 7301004;
+/** Key space of the per-service assignment lock (two-int advisory locks never collide with one-bigint ones). */
+const ASSIGNMENT_LOCK_SPACE = 7301004;
 
-/** What the assignment statement found and did for one order: its status before, and what its lines got. */
-type Assignment = { id: number; status: OrderStatus; drawn_services: number[] | null; short: boolean };
+/** What the assignment statement found and did for one order: its status before, and the services its lines got codes of, or were left short of. */
+type Assignment = { id: number; status: OrderStatus; drawn_services: number[] | null; short_services: number[] | null };
 
 /**
  * Hands free codes to every line of a card order that is still owed some, in one transaction:
@@ -30,14 +30,16 @@ export async function fulfilCardOrder(db: DbOrTx, orderId: number, observe: Stat
 export type CardStep = { outcome: CardFulfilment; change: StatusChange | null };
 
 /**
- * Fulfils several card orders in the caller's transaction, each as `fulfilCardOrder` does, in three steps whatever
- * their number: one assignment statement for all of them, one status move per status reached (sent together: the
- * driver pipelines them on the transaction's connection), one stock check of every service drawn from. Codes go to
- * the orders lowest id first, as if fulfilled one after the other in that order.
+ * Fulfils several card orders in the caller's transaction, each as `fulfilCardOrder` does, in four steps whatever
+ * their number: the assignment locks of the services they are owed codes of, one assignment statement for all of them, one
+ * status move per status reached (sent together: the driver pipelines them on the transaction's connection), one
+ * stock check of every service drawn from. Codes go to the orders oldest first (creation time, then id), as if
+ * fulfilled one after the other in that order, and never past an older order of the same service that waits
+ * `stock_short` (C8: restocks serve the waiting orders oldest first): such a line gets none and waits behind it.
  * Results in the order of `orderIds`; nothing is observed here: the caller reports the changes once it has committed.
  */
 export async function fulfilCardOrdersIn(tx: Tx, orderIds: number[]): Promise<CardStep[]> {
-  const found = new Map((await assignment(tx, { orderIds })).map((row) => [row.id, row]));
+  const found = new Map((await assigned(tx, orderIds)).map((row) => [row.id, row]));
   const outcomes = new Map(orderIds.map((id) => [id, outcomeOf(found.get(id))]));
   const movingTo = (to: OrderStatus) => orderIds.filter((id) => statusReached(found.get(id), outcomes.get(id)!) === to);
   const moved = (await allSettled([ORDER_STATUS.completed, ORDER_STATUS.stock_short].map((to) => transitionOrders(tx, movingTo(to), to)))).flat();
@@ -46,9 +48,37 @@ export async function fulfilCardOrdersIn(tx: Tx, orderIds: number[]): Promise<Ca
   return orderIds.map((id) => ({ outcome: outcomes.get(id)!, change: changeOf.get(id) ?? null }));
 }
 
+/**
+ * The assignment under the services' locks, taken before it takes its snapshot (its own statement, pipelined) so that
+ * it sees what the assignment before it committed. Optimistic: a service where no order waits is locked shared, on a
+ * savepoint; should a line of it end short after all (the codes ran out), the assignment is rolled back and made again
+ * with that service locked exclusive, after the batches dealing beside it, so an order left short and a newer one served
+ * never overlap.
+ */
+async function assigned(tx: Tx, orderIds: number[]): Promise<Assignment[]> {
+  type Locks = Awaited<ReturnType<typeof lockServices>>;
+  // Each turn locks one more service exclusive at least, so there are at most as many turns as services.
+  for (let exclusive: number[] = []; ; ) {
+    // Pipelined, and through the driver all three, so that they leave (and run) in this order.
+    const [, locks, rows] = (await allSettled<unknown>([
+      savepoint(tx, {}),
+      lockServices(tx, { orderIds, exclusive }),
+      assignment(tx, { orderIds }),
+    ])) as [unknown, Locks, Assignment[]];
+    const shared = new Set(locks.filter((lock) => !lock.exclusive).map((lock) => lock.card_service_id));
+    const runOut = [...new Set(rows.flatMap((row) => row.short_services ?? []).filter((id) => shared.has(id)))];
+    if (runOut.length === 0) return rows;
+    await backToSavepoint(tx, {});
+    exclusive = [...exclusive, ...runOut];
+  }
+}
+
+const savepoint = builtStatement<never>(() => sql`savepoint assignment`);
+const backToSavepoint = builtStatement<never>(() => sql`rollback to savepoint assignment`);
+
 /** Nothing to do for an order that is not a card order or can no longer complete; else whether a line is short. */
 const outcomeOf = (found: Assignment | undefined): CardFulfilment =>
-  !found || !canTransition(found.status, ORDER_STATUS.completed) ? 'noop' : found.short ? 'stock_short' : 'completed';
+  !found || !canTransition(found.status, ORDER_STATUS.completed) ? 'noop' : found.short_services ? 'stock_short' : 'completed';
 
 /** The status an outcome moves its order to; none for a `stock_short` order still short, which stays as it is. */
 const statusReached = (found: Assignment | undefined, outcome: CardFulfilment): OrderStatus | null =>
@@ -70,18 +100,42 @@ async function allSettled<T>(pending: Array<Promise<T> | T>): Promise<T[]> {
 }
 
 /**
+ * The per-service assignment locks (transaction-scoped advisory locks) of every service the orders are owed codes of,
+ * taken in service order, so that two transactions taking several never wait on each other in a circle. Exclusive for
+ * a service whose orders wait stock_short (a restock's own among them), or that `exclusive` names: there assignments
+ * take turns, so the waiting orders are served oldest first whatever runs beside them. Shared for the others: batches
+ * deal their codes side by side (SKIP LOCKED keeps them apart), which is most of fulfilment's throughput. A row per
+ * service, with the mode it took.
+ */
+const lockServices = builtStatement<'orderIds' | 'exclusive', { card_service_id: number; exclusive: boolean }>(
+  (slot) => sql`
+  select s.id as card_service_id, s.exclusive,
+    (case when s.exclusive then pg_advisory_xact_lock(${ASSIGNMENT_LOCK_SPACE}, s.id)
+          else pg_advisory_xact_lock_shared(${ASSIGNMENT_LOCK_SPACE}, s.id) end)::text = '' as locked
+  from (
+    select owed.id,
+      owed.id = any(${slot('exclusive')}::int[])
+      or exists (select 1 from ${orderLines} w where w.card_service_id = owed.id and w.codes_owed > 0 and w.waiting) as exclusive
+    from (select distinct card_service_id as id from ${orderLines}
+          where order_id = any(${slot('orderIds')}::bigint[]) and codes_owed > 0 and card_service_id is not null) owed
+    order by owed.id
+  ) s`,
+);
+
+/**
  * One statement for a set of orders: locks them (lowest id first, serialising this with refunds and a second run of
  * the same job), gives each owed line up to `codes_owed` free codes of its service, lowers what the lines are owed,
  * and appends the sales (not added to cards.sell_count, so concurrent fulfilments of one card never wait on its row).
  * The free codes of each service are taken once for all its lines, oldest first, and dealt out by rank: the lines
- * of lower order ids first, each line the run of codes after those owed before it. Nothing is assigned to an order
- * that is not a card order or can no longer complete. A row per card order found.
+ * of older orders first (creation time, then id), each line the run of codes after those owed before it. A line gets
+ * none while an order of its service placed before it, and not among these, waits `stock_short`. Nothing is assigned
+ * to an order that is not a card order or can no longer complete. A row per card order found.
  */
 const assignment = builtStatement<'orderIds', Assignment>((slot) => {
   const completable = sql.join(sourcesOf(ORDER_STATUS.completed).map((s) => sql`${s}`), sql`, `);
   return sql`
     with locked as (
-      select id, status from ${orders} where id = any(${slot('orderIds')}::bigint[]) and kind = 'card' order by id for no key update
+      select id, status, created_at from ${orders} where id = any(${slot('orderIds')}::bigint[]) and kind = 'card' order by id for no key update
     ), owed_lines as (
       -- Locked too, and so read as last committed: the statement's snapshot was taken before it waited for the orders,
       -- and another transaction may have delivered to these lines meanwhile (a restock of another service, a job run
@@ -91,12 +145,25 @@ const assignment = builtStatement<'orderIds', Assignment>((slot) => {
       where l.order_id in (select id from locked where status in (${completable})) and l.codes_owed > 0
       order by l.id
       for no key update
+    ), waiting as (
+      -- Per service, the oldest order that waits stock_short for its codes, apart from these (order_lines_waiting_idx:
+      -- never the lines of a backlog still to be fulfilled).
+      select distinct on (w.card_service_id) w.card_service_id, o.created_at, o.id
+      from ${orderLines} w join ${orders} o on o.id = w.order_id
+      where w.waiting and w.codes_owed > 0 and w.card_service_id in (select card_service_id from owed_lines)
+        and o.status = ${ORDER_STATUS.stock_short} and o.id <> all(${slot('orderIds')}::bigint[])
+      order by w.card_service_id, o.created_at, o.id
     ), owed as (
       select l.id, l.order_id, l.card_service_id, l.codes_owed, s.card_id,
         -- The codes of this service owed to the lines before this one: where this line's run of codes starts.
-        coalesce(sum(l.codes_owed) over (partition by l.card_service_id order by l.order_id, l.id
+        coalesce(sum(l.codes_owed) over (partition by l.card_service_id order by o.created_at, l.order_id, l.id
                                          rows between unbounded preceding and 1 preceding), 0) as owed_before
-      from owed_lines l join ${cardServices} s on s.id = l.card_service_id
+      from owed_lines l
+      join locked o on o.id = l.order_id
+      join ${cardServices} s on s.id = l.card_service_id
+      left join waiting w on w.card_service_id = l.card_service_id
+      -- Behind an older waiting order: nothing now; the restock serves that one first, then this one.
+      where w.id is null or (w.created_at, w.id) > (o.created_at, o.id)
     ), wanted as (
       select card_service_id, sum(codes_owed) as codes from owed group by card_service_id
     ), picked as (
@@ -121,30 +188,32 @@ const assignment = builtStatement<'orderIds', Assignment>((slot) => {
     ), delivered as (
       select line_id, count(*)::int as codes from assigned group by line_id
     ), per_line as (
-      select owed.id, owed.order_id, owed.card_service_id, owed.card_id, owed.codes_owed, coalesce(delivered.codes, 0) as delivered
-      from owed left join delivered on delivered.line_id = owed.id
+      -- Every owed line, those behind a waiting order too (they get nothing, and leave their order short).
+      select l.id, l.order_id, l.card_service_id, s.card_id, l.codes_owed, coalesce(delivered.codes, 0) as delivered
+      from owed_lines l join ${cardServices} s on s.id = l.card_service_id left join delivered on delivered.line_id = l.id
     ), lowered as (
-      update ${orderLines} l set codes_owed = l.codes_owed - per_line.delivered
-      from per_line where l.id = per_line.id and per_line.delivered > 0
+      -- A line still owed once dealt waits (its order goes, or stays, stock_short), and newer orders wait behind it.
+      update ${orderLines} l set codes_owed = l.codes_owed - per_line.delivered, waiting = per_line.codes_owed > per_line.delivered
+      from per_line where l.id = per_line.id and (per_line.delivered > 0 or not l.waiting)
     ), sold as (
       insert into ${cardSales} (card_id, sold)
       select card_id, sum(delivered)::int from per_line where delivered > 0 group by card_id
     )
     select locked.id::float8 as id, locked.status,
       (select array_agg(distinct card_service_id) from per_line where per_line.order_id = locked.id and delivered > 0) as drawn_services,
-      coalesce((select bool_or(codes_owed > delivered) from per_line where per_line.order_id = locked.id), false) as short
+      (select array_agg(distinct card_service_id) from per_line where per_line.order_id = locked.id and codes_owed > delivered) as short_services
     from locked`;
 });
 
-/** Orders fulfilled per restock transaction: bounds how long one transaction holds its locks. */
+/** Waiting orders fulfilled per restock transaction: bounds how long one transaction holds its locks. */
 const RESTOCK_BATCH = 25;
 
 /**
- * Fulfils the `stock_short` orders waiting for codes of one service, oldest first (C8), one order
- * at a time, until none is left or the stock runs out. Each batch runs in one transaction holding a
- * per-service advisory lock, so two restocks of a service never interleave, and a waiting restock
- * holds one connection only (no pool exhaustion however many queue up). `observe` hears of each batch's
- * status changes once the batch has committed.
+ * Fulfils the `stock_short` orders waiting for codes of one service, oldest first (C8), until none is left or the
+ * stock runs out: each transaction takes the next RESTOCK_BATCH of them and fulfils them as one batch
+ * (`fulfilCardOrdersIn`: the service's codes dealt oldest order first, under the service's assignment lock, so a
+ * restock and the fulfilment of new orders never interleave). A restock holds one connection however many queue up.
+ * `observe` hears of each batch's status changes once the batch has committed.
  */
 export async function restockCardService(
   db: DbOrTx,
@@ -153,28 +222,24 @@ export async function restockCardService(
 ): Promise<{ fulfilledOrders: number }> {
   let fulfilledOrders = 0;
   for (;;) {
-    const changes: StatusChange[] = [];
-    const batch = await db.transaction(async (tx) => {
-      await tx.execute(sql`select pg_advisory_xact_lock(${RESTOCK_LOCK_SPACE}, ${cardServiceId})`);
-      let fulfilled = 0;
-      for (let i = 0; i < RESTOCK_BATCH; i += 1) {
-        // float8: raw SQL reads bigint as text; ids stay far below 2^53.
-        const [next] = await tx.execute<{ id: number }>(sql`
-          select o.id::float8 as id from ${orderLines} l join ${orders} o on o.id = l.order_id
-          where l.card_service_id = ${cardServiceId} and l.codes_owed > 0 and o.status = ${ORDER_STATUS.stock_short}
-          order by o.created_at, o.id
-          limit 1`);
-        if (!next) return { fulfilled, done: true };
-        const outcome = await fulfilCardOrder(tx, next.id, (change) => changes.push(change));
-        if (outcome === 'completed') fulfilled += 1;
-        // Still short of this service's codes: the stock ran out, later orders wait too.
-        else if (outcome === 'stock_short' && (await owesCodesOf(tx, next.id, cardServiceId))) return { fulfilled, done: true };
-      }
-      return { fulfilled, done: false };
+    const { steps, done } = await db.transaction(async (tx) => {
+      // float8: raw SQL reads bigint as text; ids stay far below 2^53.
+      const waiting = await tx.execute<{ id: number }>(sql`
+        select o.id::float8 as id from ${orders} o
+        where o.status = ${ORDER_STATUS.stock_short}
+          and exists (select 1 from ${orderLines} l where l.order_id = o.id and l.card_service_id = ${cardServiceId} and l.codes_owed > 0)
+        order by o.created_at, o.id
+        limit ${RESTOCK_BATCH}`);
+      const ids = waiting.map((row) => row.id);
+      if (ids.length === 0) return { steps: [], done: true };
+      const steps = await fulfilCardOrdersIn(tx, ids);
+      // An order still short of this service's codes: the stock ran out, later orders wait too. Otherwise the next
+      // transaction looks again: an order may have started waiting meanwhile (its fulfilment found this one waiting).
+      return { steps, done: await owesCodesOf(tx, ids, cardServiceId) };
     });
-    changes.forEach(observe);
-    fulfilledOrders += batch.fulfilled;
-    if (batch.done) {
+    for (const step of steps) if (step.change) observe(step.change);
+    fulfilledOrders += steps.filter((step) => step.outcome === 'completed').length;
+    if (done) {
       // Codes came in (a restock follows every import): a service back at its threshold may alert again.
       await noteStockLevels(db, [cardServiceId]);
       return { fulfilledOrders };
@@ -182,10 +247,11 @@ export async function restockCardService(
   }
 }
 
-async function owesCodesOf(db: DbOrTx, orderId: number, cardServiceId: number): Promise<boolean> {
+async function owesCodesOf(db: DbOrTx, orderIds: number[], cardServiceId: number): Promise<boolean> {
   const rows = await db.execute(sql`
     select 1 from ${orderLines}
-    where order_id = ${orderId} and card_service_id = ${cardServiceId} and codes_owed > 0`);
+    where order_id = any(${sql.param(orderIds)}::bigint[]) and card_service_id = ${cardServiceId} and codes_owed > 0
+    limit 1`);
   return rows.length > 0;
 }
 

@@ -8,28 +8,24 @@ import { orders, type ProductKind } from '../../db/schema.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Metrics } from '../../lib/metrics.js';
 import { statusObserver } from '../orders/events.js';
-import { advanceTopUpOrder, isRouted, type RoutingResult, type SupplierRouting } from '../providers/routing.js';
+import { advanceTopUpOrder, type RoutingResult, type SupplierRouting } from '../providers/routing.js';
 import { batcher, type BatchOptions } from '../../lib/batch.js';
 import { fulfilCardOrder, fulfilCardOrdersIn, type CardFulfilment } from './cards.js';
-import { fulfilTopUpOrder, type TopUpFulfilment, type TopUpProvider } from './top-ups.js';
 
 export { foldCardSales, restockCardService, servicesReadyToRestock } from './cards.js';
 export { refundOrder } from './refunds.js';
-export { completeTopUpOrder, handToOperator, topUpProvider } from './top-ups.js';
+export { completeTopUpOrder, settleAttemptForOperator } from './top-ups.js';
 
-/**
- * `logger`: the job's own (its lines carry the job and the request that placed the order). `provider`: where top-ups
- * of services without routes go (TOPUP_PROVIDER); `suppliers`: the routing of those with routes (C22).
- */
-export type FulfilmentDeps = { db: Db; logger: Logger; metrics: Pick<Metrics, 'orderStatusChanged'>; provider: TopUpProvider; suppliers: SupplierRouting };
+/** `logger`: the job's own (its lines carry the job and the request that placed the order). `suppliers`: the routing of top-ups (C22). */
+export type FulfilmentDeps = { db: Db; logger: Logger; metrics: Pick<Metrics, 'orderStatusChanged'>; suppliers: SupplierRouting };
 
 export type FulfilmentResult =
   | { kind: 'card'; outcome: CardFulfilment }
-  | { kind: 'top_up'; outcome: TopUpFulfilment | RoutingResult }
+  | { kind: 'top_up'; outcome: RoutingResult }
   /** No such order (its transaction never committed): nothing to do. */
   | { kind: 'missing' };
 
-/** Moves one order on: card orders take codes from inventory, top-up orders go to their providers. */
+/** Moves one order on: card orders take codes from inventory, top-up orders go to their providers (routing step 0). */
 export async function fulfilOrder(deps: FulfilmentDeps, orderId: number): Promise<FulfilmentResult> {
   return (await fulfilIfCard(deps, orderId)) ?? (await fulfilTopUp(deps, orderId));
 }
@@ -43,8 +39,7 @@ async function fulfilIfCard(deps: FulfilmentDeps, orderId: number): Promise<Fulf
 }
 
 async function fulfilTopUp(deps: FulfilmentDeps, orderId: number): Promise<FulfilmentResult> {
-  if (await isRouted(deps.db, orderId)) return { kind: 'top_up', outcome: await advanceTopUpOrder(deps, orderId) };
-  return { kind: 'top_up', outcome: await fulfilTopUpOrder(deps, orderId) };
+  return { kind: 'top_up', outcome: await advanceTopUpOrder(deps, orderId, 0) };
 }
 
 /**

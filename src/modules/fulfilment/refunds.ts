@@ -1,16 +1,15 @@
 import { sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client.js';
 import { retryingConflicts } from '../../db/conflicts.js';
-import { accounts, balanceLedger, orderLines, orders } from '../../db/schema.js';
-import { AppError, notFound } from '../../errors.js';
+import { accounts, balanceLedger, orderLines } from '../../db/schema.js';
+import { AppError } from '../../errors.js';
 import { fromCents, toCents } from '../../lib/money.js';
 import { utcToday } from '../../lib/time.js';
 import { PRODUCT_KINDS } from '../../db/kinds.js';
 import { applicableMembership } from '../campaigns/rule.js';
 import { statusChange, unobserved, type StatusObserver } from '../orders/events.js';
-import { ensureTransition, ORDER_STATUS, transitionOrder, type OrderStatus } from '../orders/state.js';
-
-type LockedOrder = { id: number; account_id: number; kind: string; status: OrderStatus; total: string };
+import { deliveryOf, ensureMove } from '../orders/delivery.js';
+import { ensureTransition, lockOrder, ORDER_STATUS, transitionOrder, type OrderStatus } from '../orders/state.js';
 
 type RefundLine = {
   card_service_id: number | null;
@@ -23,15 +22,6 @@ type RefundLine = {
   campaign_id: number | null;
   line_total: string;
 };
-
-/** Locks an order by utr for the rest of the transaction; unknown utr → not_found. (float8: raw SQL reads bigint as text.) */
-export async function lockOrder(tx: Tx, utr: string): Promise<LockedOrder> {
-  const [order] = await tx.execute<LockedOrder>(
-    sql`select id::float8 as id, account_id, kind, status, total from ${orders} where utr = ${utr} for no key update`,
-  );
-  if (!order) throw notFound('order', 'utr', utr);
-  return order;
-}
 
 /**
  * What a line gives back: its undelivered units (top-up lines deliver nothing before completion).
@@ -68,7 +58,8 @@ async function releaseCampaignUnits(tx: Tx, line: RefundLine, units: number, tod
 }
 
 /**
- * Refunds a non-completed order (C8: initiate or stock_short → refund) in one transaction: credits
+ * Refunds a non-completed order (C8: initiate or stock_short → refund; a top-up only as its delivery allows, with no
+ * supplier attempt open) in one transaction: credits
  * the undelivered value to the balance with an `order_refund` ledger row (at most one per order,
  * enforced by a unique index), releases unsold campaign units and clears what is still owed.
  * `observe` hears of the status change once the transaction has committed.
@@ -80,7 +71,9 @@ export async function refundOrder(
   observe: StatusObserver = unobserved,
 ): Promise<{ utr: string; status: OrderStatus; refunded_amount: string }> {
   const { refunded, change } = await retryingConflicts(() => db.transaction(async (tx) => {
-    const order = await lockOrder(tx, utr);
+    const order = await lockOrder(tx, { utr });
+    // A top-up with an attempt that may still deliver is never refunded: its attempt is settled first.
+    if (order.kind === 'top_up') ensureMove(await deliveryOf(tx, order), 'refund');
     ensureTransition(order.status, ORDER_STATUS.refund);
     const lines = await tx.execute<RefundLine>(sql`
       select card_service_id, top_up_service_id, quantity, codes_owed, unit_price, campaign_units,

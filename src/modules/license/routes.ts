@@ -44,7 +44,7 @@ const requireApiKey: MiddlewareHandler<AppEnv> = async (c, next) => {
 
 const owner = (c: Ctx): Owner => c.get('licenseOwner')!;
 
-const guard = { ...API_KEY, middleware: requireApiKey };
+const guard = { ...API_KEY, middleware: requireApiKey, credentialsInBody: true };
 
 /**
  * Interface B's fields fail in its own words (C12): an `item_id` that is not an id, or one past the id range

@@ -3,4 +3,5 @@
  * counted (statuses and their moves stay in state.ts).
  */
 export { statusObserver } from './events.js';
-export { ordersNotMovedOn, type WaitingCursor } from './waiting.js';
+export { nextRoutingStep } from './delivery.js';
+export { ordersNotMovedOn, type WaitingCursor, type WaitingOrder } from './waiting.js';

@@ -46,6 +46,7 @@ export async function placeCardOrder(
     utr: newUtr('card'),
     topUpId: null,
     informations: null,
+    fields: null,
     lines: requested,
     idempotency: idempotency(input.idempotencyKey, 'card/make-order', request),
   });
@@ -60,13 +61,14 @@ export async function placeTopUpOrder(
   deps: PlacementDeps,
   input: { accountId: number; topUpId: number; serviceId: number; fields: Record<string, unknown>; idempotencyKey: string | null },
 ): Promise<{ utr: string }> {
-  const { informations } = await checkTopUpOrder(deps.db, input);
+  const { informations, fields } = await checkTopUpOrder(deps.db, input);
   const placed = await placeOrder(deps.db, {
     accountId: input.accountId,
     kind: 'top_up',
     utr: newUtr('top_up'),
     topUpId: input.topUpId,
     informations,
+    fields,
     lines: [{ serviceId: input.serviceId, quantity: 1 }],
     idempotency: idempotency(input.idempotencyKey, 'top-up/make-order', { topUpId: input.topUpId, serviceId: input.serviceId, informations }),
   });

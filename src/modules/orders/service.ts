@@ -3,7 +3,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import { builtOnce, builtStatement, type Db, type DbOrTx } from '../../db/client.js';
 import { retryingConflicts } from '../../db/conflicts.js';
 import { ACTIVE, liveProduct, names, PRODUCT_KINDS } from '../../db/kinds.js';
-import { idempotencyKeys, topUpServices, topUps, type OrderField, type ProductKind } from '../../db/schema.js';
+import { idempotencyKeys, topUpServices, topUps, type OrderField, type OrderFieldValue, type ProductKind } from '../../db/schema.js';
 import { AppError, validationError } from '../../errors.js';
 import { isBlank, isStorableText, NOT_STORABLE } from '../../lib/text.js';
 import { sha256 } from '../../lib/crypto.js';
@@ -40,7 +40,8 @@ const orderableTopUp = builtOnce((db: Db) =>
 /**
  * Checks a top-up order against the catalog: an orderable top-up, one of its active services and
  * every order-form field (`field_name` in the body, `field_value` in messages and in `informations`).
- * All failing fields are reported together (422).
+ * All failing fields are reported together (422). `fields` are the same values as suppliers get them: in the form's
+ * order, with each field's name and type.
  */
 export async function checkTopUpOrder(db: Db, input: TopUpOrderRequest) {
   const [topUp] = await orderableTopUp(db).execute({ topUpId: input.topUpId, serviceId: input.serviceId });
@@ -48,6 +49,7 @@ export async function checkTopUpOrder(db: Db, input: TopUpOrderRequest) {
 
   const messages = topUp.serviceId === null ? ['The selected service id is invalid.'] : [];
   const informations: Record<string, string> = {};
+  const fields: OrderFieldValue[] = [];
   for (const field of orderFields(topUp.orderInformation)) {
     const raw = input.fields[field.field_name];
     const value = typeof raw === 'number' ? String(raw) : raw;
@@ -61,10 +63,11 @@ export async function checkTopUpOrder(db: Db, input: TopUpOrderRequest) {
       messages.push(`The ${field.field_value} field must not be greater than 255 characters.`);
     } else {
       informations[field.field_value] = value.trim();
+      fields.push({ name: field.field_name, label: field.field_value, type: field.field_type, value: value.trim() });
     }
   }
   if (messages.length) throw validationError(messages);
-  return { informations };
+  return { informations, fields };
 }
 
 /** `order_information` is an array of fields; an object keyed by position reads the same. */
@@ -93,6 +96,7 @@ export type PlaceOrder = {
   utr: string;
   topUpId: number | null;
   informations: Record<string, string> | null;
+  fields: OrderFieldValue[] | null;
   lines: Array<{ serviceId: number; quantity: number }>;
   idempotency: Idempotency | null;
 };
@@ -121,7 +125,7 @@ export const unitPriceSql = (price: string, discount: string, type: string) =>
     `greatest(0, case when ${type} = 'percentage' then round(${price} * (100 - ${discount}) / 100, 2) else ${price} - ${discount} end)`,
   );
 
-type PlacementValue = 'lines' | 'accountId' | 'key' | 'endpoint' | 'digest' | 'answer' | 'utr' | 'topUpId' | 'informations';
+type PlacementValue = 'lines' | 'accountId' | 'key' | 'endpoint' | 'digest' | 'answer' | 'utr' | 'topUpId' | 'informations' | 'fields';
 
 /** The placement statement of a product kind, its text built once (see builtStatement). */
 function placementStatement(kind: ProductKind) {
@@ -195,9 +199,9 @@ function placementStatement(kind: ProductKind) {
       where a.id = ${slot('accountId')}::int and exists (select 1 from go)
       returning a.id, a.balance, a.currency, a.currency_symbol, t.amount
     ), placed as (
-      insert into orders (utr, account_id, kind, top_up_id, status, total, currency, currency_symbol, informations)
+      insert into orders (utr, account_id, kind, top_up_id, status, total, currency, currency_symbol, informations, fields)
       select ${slot('utr')}::text, d.id, ${kind}, ${slot('topUpId')}::int, ${ORDER_STATUS.initiate}, d.amount, d.currency,
-             d.currency_symbol, ${slot('informations')}::jsonb
+             d.currency_symbol, ${slot('informations')}::jsonb, ${slot('fields')}::json
       from debit d
       returning id
     ), ledger as (
@@ -244,6 +248,7 @@ export async function placeOrder(db: DbOrTx, input: PlaceOrder): Promise<Placed>
     utr: input.utr,
     topUpId: input.topUpId,
     informations: input.informations === null ? null : JSON.stringify(input.informations),
+    fields: input.fields === null ? null : JSON.stringify(input.fields),
   };
   const place = placementStatements[input.kind];
 

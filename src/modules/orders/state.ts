@@ -1,9 +1,9 @@
 import { sql } from 'drizzle-orm';
-import { builtStatement, type DbOrTx } from '../../db/client.js';
+import { builtStatement, type DbOrTx, type Tx } from '../../db/client.js';
 import type { OrderStatusCode, ProductKind, WebhookEventType } from '../../db/schema.js';
 import { wantingEndpoints } from '../webhooks/outbox.js';
 import { fromCents, toCents } from '../../lib/money.js';
-import { AppError } from '../../errors.js';
+import { AppError, notFound } from '../../errors.js';
 
 /** C8 order statuses as stored in `orders.status`: the only place that knows their numbers. */
 export const ORDER_STATUS = { initiate: 0, completed: 1, refund: 2, stock_short: 3 } as const satisfies Record<string, OrderStatusCode>;
@@ -54,6 +54,31 @@ export function parseStatus(text: string): OrderStatus | undefined {
   const name = text.trim().toLowerCase();
   if (Object.hasOwn(ORDER_STATUS, name)) return ORDER_STATUS[name as OrderStatusLabel];
   return (Object.values(ORDER_STATUS) as number[]).includes(Number(name)) && /^\d$/.test(name) ? (Number(name) as OrderStatus) : undefined;
+}
+
+/** An order locked for the rest of its transaction, as the moves of an order read it. */
+export type LockedOrder = {
+  id: number;
+  utr: string;
+  account_id: number;
+  kind: ProductKind;
+  status: OrderStatus;
+  total: string;
+  /** Top-ups: handed to an operator (C8), never sent by itself. */
+  with_operator: boolean;
+};
+
+/**
+ * Locks an order (by utr or id) for the rest of the transaction, so every move of it waits for the one before; an
+ * unknown utr or id → not_found. (float8: raw SQL reads bigint as text.)
+ */
+export async function lockOrder(tx: Tx, order: { utr: string } | { id: number }): Promise<LockedOrder> {
+  const where = 'utr' in order ? sql`utr = ${order.utr}` : sql`id = ${order.id}`;
+  const [locked] = await tx.execute<LockedOrder>(sql`
+    select id::float8 as id, utr, account_id, kind, status, total, awaiting_operator_since is not null as with_operator
+    from orders where ${where} for no key update`);
+  if (!locked) throw 'utr' in order ? notFound('order', 'utr', order.utr) : notFound('order', 'id', order.id);
+  return locked;
 }
 
 /** The client event each status change raises (C17); a move to a status without one raises none. */

@@ -1,14 +1,10 @@
 import { sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.js';
 import { orders, type ProductKind } from '../../db/schema.js';
-import { routedOrder } from '../providers/routed.js';
 import { ORDER_STATUS } from './state.js';
 
-/**
- * `routed`: a top-up that goes through provider routes (C22), whose next move is routing step `routingStep`'s job
- * once the routing came back to it at least once.
- */
-export type WaitingOrder = { id: number; utr: string; kind: ProductKind; createdAt: string; routed: boolean; routingStep: number };
+/** A top-up's next move is the job of its routing step `routingStep` (its fulfilment job while that is 0). */
+export type WaitingOrder = { id: number; utr: string; kind: ProductKind; createdAt: string; routingStep: number };
 
 /** Where a walk through the waiting orders stopped: it goes on after this order. */
 export type WaitingCursor = { createdAt: string; id: number } | null;
@@ -23,15 +19,14 @@ export async function ordersNotMovedOn(
 ): Promise<WaitingOrder[]> {
   const after = cursor ? sql`and (created_at, id) > (${cursor.createdAt}::timestamptz, ${cursor.id})` : sql``;
   // float8: raw SQL reads bigint as text, and job payloads carry numeric ids.
-  const rows = await db.execute<{ id: number; utr: string; kind: ProductKind; created_at: string; routed: boolean; routing_step: number }>(sql`
-    select id::float8 as id, utr, kind, created_at, routing_step,
-      kind = 'top_up' and ${routedOrder(sql.raw('o'))} as routed
+  const rows = await db.execute<{ id: number; utr: string; kind: ProductKind; created_at: string; routing_step: number }>(sql`
+    select id::float8 as id, utr, kind, created_at, routing_step
     from ${orders} o
     where status = ${ORDER_STATUS.initiate} and awaiting_operator_since is null
       and created_at < now() - ${olderThanMs} * interval '1 millisecond' ${after}
     order by created_at, id
     limit ${limit}`);
-  return rows.map((r) => ({ id: r.id, utr: r.utr, kind: r.kind, createdAt: r.created_at, routed: r.routed, routingStep: r.routing_step }));
+  return rows.map((r) => ({ id: r.id, utr: r.utr, kind: r.kind, createdAt: r.created_at, routingStep: r.routing_step }));
 }
 
 /**

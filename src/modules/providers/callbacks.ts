@@ -3,10 +3,11 @@ import type { Db } from '../../db/client.js';
 import type { AttemptOutcome } from '../../db/schema.js';
 import { AppError, notFound } from '../../errors.js';
 import type { Logger } from '../../lib/logger.js';
+import { settleAttempt } from '../orders/delivery.js';
 import type { StatusObserver } from '../orders/events.js';
 import type { CallbackRequest } from './adapters/types.js';
 import { connectionOf, providerRows } from './connections.js';
-import { completeAttempt, nextStep, refuseAttempt, type SupplierRouting } from './routing.js';
+import type { SupplierRouting } from './routing.js';
 
 export type CallbackDeps = { db: Db; logger: Logger; observe: StatusObserver; codeKey: Buffer; scheduleStep: SupplierRouting['scheduleStep'] };
 
@@ -15,17 +16,18 @@ export type CallbackResult = { reference: string; outcome: string; result: 'appl
 
 /**
  * A provider's callback (C22): signed with the provider's credentials, about an order sent to that provider. It can
- * only settle that attempt: idempotent (a second callback finds it settled) and safe out of order (a `pending` after a
- * `completed` changes nothing). A refusal hands the order to its next route through a job, never in this request.
+ * only settle that attempt, through the delivery state machine: idempotent (a second callback finds it settled) and
+ * safe out of order (a `pending` after a `completed` changes nothing). A refusal hands the order to its next route
+ * through a job, never in this request. An unknown provider is refused exactly as a bad signature is (401), so that
+ * provider ids cannot be told apart from outside.
  */
 export async function receiveCallback(deps: CallbackDeps, providerId: number, request: CallbackRequest): Promise<CallbackResult> {
   const { db, logger } = deps;
   const [provider] = await providerRows(db, sql`p.id = ${providerId}`);
-  if (!provider) throw notFound('provider', 'id', providerId);
-  const report = connectionOf(provider, deps.codeKey).verifyCallback(request);
-  if (!report) throw new AppError('bad_signature');
-  const [attempt] = await db.execute<{ id: number; outcome: AttemptOutcome; order_id: number; utr: string }>(sql`
-    select a.id::float8 as id, a.outcome, o.id::float8 as order_id, o.utr
+  const report = provider ? connectionOf(provider, deps.codeKey).verifyCallback(request) : null;
+  if (!provider || !report) throw new AppError('bad_signature');
+  const [attempt] = await db.execute<{ id: number; outcome: AttemptOutcome; utr: string }>(sql`
+    select a.id::float8 as id, a.outcome, o.utr
     from provider_attempts a join orders o on o.id = a.order_id
     where o.utr = ${report.reference} and a.provider_id = ${providerId}`);
   if (!attempt) throw notFound('order sent to this provider', 'reference', report.reference);
@@ -34,19 +36,22 @@ export async function receiveCallback(deps: CallbackDeps, providerId: number, re
     logger.info({ utr: attempt.utr, provider: provider.name, outcome: outcome.kind, result }, 'provider callback');
     return { reference: report.reference, outcome: outcome.kind, result };
   };
+  if (outcome.kind !== 'completed' && outcome.kind !== 'refused') return done('unchanged');
 
-  if (outcome.kind === 'completed') {
-    if (await completeAttempt(db, attempt.id, outcome.providerReference, deps.observe, logger)) return done('applied');
-    if (attempt.outcome === 'refused') {
+  const settled = await settleAttempt(
+    db,
+    attempt.id,
+    outcome.kind === 'completed' ? { outcome: 'completed', providerReference: outcome.providerReference } : { outcome: 'refused', reason: outcome.reason },
+    { by: 'provider', reroute: true },
+  );
+  if (!settled) {
+    if (outcome.kind === 'completed' && attempt.outcome === 'refused') {
       // The provider said it would never deliver, and now says it did: the order may have gone to the next route.
       logger.error({ utr: attempt.utr, provider: provider.name }, 'a provider reported delivering an order it had refused');
     }
     return done('unchanged');
   }
-  if (outcome.kind === 'refused' && (await refuseAttempt(db, attempt.id, outcome.reason))) {
-    const step = await nextStep(db, attempt.order_id);
-    if (step !== null) await deps.scheduleStep({ id: attempt.order_id, utr: attempt.utr }, step, 0);
-    return done('applied');
-  }
-  return done('unchanged');
+  if (settled.change) deps.observe(settled.change);
+  if (settled.step !== null) await deps.scheduleStep({ id: settled.orderId, utr: settled.utr }, settled.step, 0);
+  return done('applied');
 }

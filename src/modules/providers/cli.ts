@@ -2,7 +2,10 @@ import type { CliArg, CliCommand, CliOption } from '../../bin/cli-types.js';
 import { jsonBody, optionsInput, readAll } from '../../bin/cli-input.js';
 import { validate } from '../../http/validation.js';
 import { PROVIDER_KIND_NAMES } from './registry.js';
-import { MarginQuery, ProviderBody, ProviderPatch, RoutesBody } from './schemas.js';
+import { scheduleRoutingStep } from '../../queues/index.js';
+import { settleAttemptForOperator } from '../fulfilment/index.js';
+import { statusObserver } from '../orders/events.js';
+import { MarginQuery, ProviderBody, ProviderPatch, RoutesBody, SettleAttemptBody } from './schemas.js';
 import { createProvider, listProviders, marginReport, routesOf, setRoutes, showOrder, updateProvider } from './service.js';
 
 /** JSON text as a value; text that is not JSON stays as it is, for the schema to refuse with the API's message. */
@@ -20,19 +23,25 @@ function parsedOrAsIs(text: string): unknown {
  * option is the field of its name. The schema then checks it all, with the API's messages.
  */
 async function providerOptions(options: Record<string, string | true>): Promise<Record<string, string | true>> {
-  const { credentials, 'credentials-file': file, 'timeout-ms': timeout, ...rest } = options;
+  const { credentials, 'credentials-file': file, 'timeout-ms': timeout, 'clear-balance-low-threshold': clearThreshold, ...rest } = options;
   if (credentials !== undefined && file !== undefined) throw new Error('Give the credentials with either --credentials <json> or --credentials-file <path>, not both.');
+  if (clearThreshold !== undefined && rest['balance-low-threshold'] !== undefined) {
+    throw new Error('Give either --balance-low-threshold <amount> or --clear-balance-low-threshold, not both.');
+  }
   const given = file !== undefined ? await readAll('credentials-file', String(file)) : credentials;
   const input: Record<string, unknown> = {
     ...rest,
     ...(given === undefined ? {} : { credentials: typeof given === 'string' ? parsedOrAsIs(given) : given }),
     ...(timeout === undefined ? {} : { 'timeout-ms': typeof timeout === 'string' && /^\s*\d+\s*$/.test(timeout) ? Number(timeout) : timeout }),
+    // The API's null: the provider is no longer watched for a low balance.
+    ...(clearThreshold === undefined ? {} : { 'balance-low-threshold': null }),
   };
   // Values other than strings pass through optionsInput untouched, to the schema.
   return input as Record<string, string | true>;
 }
 
 const PROVIDER = { name: 'providerId', description: 'id of the provider', kind: 'id' } as const satisfies CliArg;
+const UTR = { name: 'utr', description: 'order number' } as const satisfies CliArg;
 const TOP_UP_SERVICE = { name: 'topUpServiceId', description: 'id of the top-up service', kind: 'id' } as const satisfies CliArg;
 
 /** The provider's fields, required or not (a change takes any of them; the protocol never changes). */
@@ -45,6 +54,7 @@ const providerFields = (create: boolean): CliOption[] => [
   { name: 'timeout-ms', value: '<ms>', description: 'time allowed for each request (100 to 120000, default 10000)' },
   { name: 'status', value: '<status>', description: 'active or disabled' },
   { name: 'balance-low-threshold', value: '<amount>', description: 'provider.balance_low is sent when the balance falls below it' },
+  ...(create ? [] : [{ name: 'clear-balance-low-threshold', description: 'removes the threshold: no provider.balance_low any more' }]),
 ];
 
 /** Top-up suppliers for operators (C22): the admin API's provider endpoints, one command each. Credentials are never printed. */
@@ -82,8 +92,23 @@ export const providerCommands: Record<string, CliCommand> = {
   },
   'orders:show': {
     description: 'One order of any account, with every provider attempt',
-    args: [{ name: 'utr', description: 'order number' }],
+    args: [UTR],
     run: async ({ db }, [utr]) => showOrder(db, utr!),
+  },
+  'orders:settle': {
+    description: "Settle a top-up's open provider attempt with what the provider said: completed, or refused (the order goes to its next route)",
+    args: [UTR, { name: 'attemptId', description: 'id of the open attempt (orders:show lists them)', kind: 'id' }],
+    options: [
+      { name: 'outcome', value: '<outcome>', description: 'completed (delivered) or refused (nothing delivered, nothing ever will be)', required: true },
+      { name: 'reason', value: '<text>', description: 'how the provider said so; kept with the attempt', required: true },
+    ],
+    run: async ({ db, queues, logger, metrics }, [utr, id], options) =>
+      settleAttemptForOperator(
+        { db, observe: statusObserver({ logger, metrics }), scheduleStep: scheduleRoutingStep(queues) },
+        utr!,
+        Number(id),
+        optionsInput(SettleAttemptBody, options),
+      ),
   },
   'reports:margin': {
     description: 'Sales, cost and margin of the top-ups delivered between two dates, per provider and service',

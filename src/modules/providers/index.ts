@@ -4,4 +4,5 @@
  */
 export { checkBalances } from './balances.js';
 export { createCircuits } from './circuits.js';
-export { advanceTopUpOrder, nextStep, type SupplierRouting } from './routing.js';
+export { advanceTopUpOrder, type SupplierRouting } from './routing.js';
+export { syncEnvironmentProvider } from './service.js';

@@ -1,6 +1,10 @@
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
+import { AppError } from '../../errors.js';
+import { clientIp } from '../../http/client-ip.js';
 import type { AppEnv } from '../../http/context.js';
+import { blockedForSeconds, consumeAll, type LimitCheck } from '../../lib/rate-limit.js';
+import type { Services } from '../../services.js';
 import { contractRouter, endpoint } from '../../http/contract.js';
 import { requestLogger } from '../../http/request-log.js';
 import { scheduleRoutingStep } from '../../queues/index.js';
@@ -9,7 +13,21 @@ import { UtrParam } from '../admin/schemas.js';
 import { idParam } from '../../http/validation.js';
 import { statusObserver } from '../orders/events.js';
 import { receiveCallback } from './callbacks.js';
-import { CallbackAccepted, MarginQuery, MarginReport, OrderWithAttempts, Provider, ProviderBody, ProviderPatch, Route, RoutesBody } from './schemas.js';
+import { settleAttemptForOperator } from '../fulfilment/index.js';
+import {
+  AttemptParams,
+  AttemptSettled,
+  CallbackAccepted,
+  MarginQuery,
+  MarginReport,
+  OrderWithAttempts,
+  Provider,
+  ProviderBody,
+  ProviderPatch,
+  Route,
+  RoutesBody,
+  SettleAttemptBody,
+} from './schemas.js';
 import { createProvider, listProviders, marginReport, routesOf, setRoutes, showOrder, updateProvider } from './service.js';
 
 /** C22 for operators: providers, routes, one order with its attempts, the margin report. Mounted under /admin (behind its guard). */
@@ -24,7 +42,7 @@ export function providerAdminRoutes() {
   );
 
   router.openapi(
-    endpoint({ ...common, method: 'patch', path: '/providers/:id', summary: 'Change a provider (credentials sent replace the stored ones)', params: idParam('provider'), jsonBody: ProviderPatch, ok: Provider, errors: [404] }),
+    endpoint({ ...common, method: 'patch', path: '/providers/:id', summary: 'Change a provider (credentials sent replace the stored ones)', params: idParam('provider'), jsonBody: ProviderPatch, ok: Provider, errors: [404, 409] }),
     async (c) => c.json({ status: 'success' as const, message: await updateProvider(c.get('services').db, codeKey(c), c.req.valid('param').id, c.req.valid('json')) }, 200),
   );
 
@@ -49,6 +67,27 @@ export function providerAdminRoutes() {
   );
 
   router.openapi(
+    endpoint({
+      ...common,
+      method: 'post',
+      path: '/orders/:utr/attempts/:id/settle',
+      summary: "Settle a top-up's open provider attempt with what the provider said",
+      description:
+        'While an attempt is open the order can be neither refunded nor completed by hand. Completed: the order completes; refused: it goes on to its next route (refunded when none is left).',
+      params: AttemptParams,
+      jsonBody: SettleAttemptBody,
+      ok: AttemptSettled,
+      errors: [404, 409],
+    }),
+    async (c) => {
+      const services = c.get('services');
+      const { utr, id } = c.req.valid('param');
+      const deps = { db: services.db, observe: statusObserver({ logger: requestLogger(c), metrics: services.metrics }), scheduleStep: scheduleRoutingStep(services.queues) };
+      return c.json({ status: 'success' as const, message: await settleAttemptForOperator(deps, utr, id, c.req.valid('json')) }, 200);
+    },
+  );
+
+  router.openapi(
     endpoint({ ...common, method: 'get', path: '/reports/margin', summary: 'Sales, cost and margin of delivered top-ups per provider and service', query: MarginQuery, ok: MarginReport, errors: [422] }),
     async (c) => {
       const { from, to } = c.req.valid('query');
@@ -59,8 +98,13 @@ export function providerAdminRoutes() {
   return router;
 }
 
-/** A provider's signed callback about an order sent to it (C22): no token, the signature is the credential. */
-export function providerCallbackRoutes() {
+/**
+ * A provider's signed callback about an order sent to it (C22): no token, the signature is the credential. Refused
+ * callbacks count against their client address as failed token requests do (AUTH_FAILURES_PER_IP per
+ * AUTH_FAILURE_WINDOW_SECONDS, counted apart from them): past it, 429 before any signature is checked.
+ */
+export function providerCallbackRoutes({ limiter, config }: Services) {
+  const failures = limiter(`${config.BULLMQ_PREFIX}:callback-failures`, config.AUTH_FAILURES_PER_IP, config.AUTH_FAILURE_WINDOW_SECONDS);
   const router = contractRouter();
   router.openapi(
     endpoint({
@@ -71,21 +115,24 @@ export function providerCallbackRoutes() {
       description: "The body is the provider's protocol's (http: `{reference, status, provider_reference?, reason?}` signed with X-Signature and X-Timestamp); it can only settle an order sent to that provider.",
       params: idParam('provider'),
       ok: CallbackAccepted,
-      errors: [401, 404],
+      errors: [401, 404, 429],
     }),
     async (c) => {
       const services = c.get('services');
-      const result = await receiveCallback(
-        {
-          db: services.db,
-          logger: requestLogger(c),
-          observe: statusObserver({ logger: requestLogger(c), metrics: services.metrics }),
-          codeKey: services.config.codeEncryptionKey,
-          scheduleStep: scheduleRoutingStep(services.queues),
-        },
-        c.req.valid('param').id,
-        { headers: c.req.raw.headers, body: await c.req.text() },
-      );
+      const checks: LimitCheck[] = [[failures, clientIp(c)]];
+      const wait = await blockedForSeconds(checks);
+      if (wait > 0) throw new AppError('rate_limited', undefined, { 'Retry-After': String(wait) });
+      const deps = {
+        db: services.db,
+        logger: requestLogger(c),
+        observe: statusObserver({ logger: requestLogger(c), metrics: services.metrics }),
+        codeKey: services.config.codeEncryptionKey,
+        scheduleStep: scheduleRoutingStep(services.queues),
+      };
+      const result = await receiveCallback(deps, c.req.valid('param').id, { headers: c.req.raw.headers, body: await c.req.text() }).catch(async (err: unknown) => {
+        if (err instanceof AppError && err.code === 'bad_signature') await consumeAll(checks);
+        throw err;
+      });
       return c.json({ status: 'success' as const, message: result }, 200);
     },
   );

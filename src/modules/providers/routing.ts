@@ -1,27 +1,42 @@
 /**
- * The routing rules of DESIGN C22, in one place. A top-up order whose service has routes goes to its providers in
- * route order, one at a time, every attempt recorded (`provider_attempts`) before its request leaves:
+ * The routing rules of DESIGN C22, in one place. A top-up order goes to the providers of its service's routes in
+ * route order (a service without routes to the TOPUP_PROVIDER=http provider, when there is one), one at a time:
  * - the next route only after a definite refusal (or a status answer that the provider never received it);
  * - an unknown outcome (a timeout, a cut connection, a 5xx) is settled by status queries with backoff and by
  *   callbacks, never by sending to another provider; unsettled after PROVIDER_SETTLE_HOURS, it waits for an operator;
- * - every route refused → refund; a provider that is disabled, or whose circuit is open, is skipped for new orders.
- * Each call reads the order's state from PostgreSQL and moves it one step on, so calls are idempotent and may run in
- * any process: two callers never both send (one open attempt per order, a unique index), and a decision that came
- * back later (a status query due, an open circuit) is a delayed job named by the order's `routing_step`.
+ * - every route refused → refund; no route left to try → an operator; a provider that is disabled, or whose circuit
+ *   is open, is skipped for new orders.
+ * Each move goes through the delivery state machine (`orders/delivery.ts`), which locks the order and refuses what its
+ * table does not allow, so a call may run in any process, twice, or beside a callback or an operator: an order is
+ * never with two providers at once, and never sent while an attempt may still deliver.
+ *
+ * A decision that comes back later (a status query due, an open circuit) is the job of the order's next routing step.
+ * Only the job of the order's current step goes on (the step is counted in PostgreSQL), so each attempt has one chain
+ * of status queries, whatever callbacks, retries and the reconciler start.
  */
 import { sql } from 'drizzle-orm';
-import type { Db, DbOrTx } from '../../db/client.js';
-import type { AttemptOutcome } from '../../db/schema.js';
+import type { Db } from '../../db/client.js';
+import type { AttemptOutcome, OrderFieldValue } from '../../db/schema.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Metrics } from '../../lib/metrics.js';
 import { refundOrder } from '../fulfilment/refunds.js';
-import { handToOperator } from '../fulfilment/top-ups.js';
-import { statusChange, statusObserver, type StatusObserver } from '../orders/events.js';
-import { ORDER_STATUS, transitionOrder } from '../orders/state.js';
+import {
+  deliveryState,
+  handToOperator,
+  nextRoutingStep,
+  noteOpenOutcome,
+  openAttempt,
+  OPEN_OUTCOMES,
+  settleAttempt,
+  withdrawAttempt,
+  type AttemptRoute,
+} from '../orders/delivery.js';
+import { statusObserver, type StatusObserver } from '../orders/events.js';
+import type { OrderStatus } from '../orders/state.js';
 import type { SupplierOrder } from './adapters/types.js';
 import type { Circuits, GuardedOutcome } from './circuits.js';
 import { connectionOf, PROVIDER_COLUMNS, providerRows, type ProviderRow } from './connections.js';
-import { routedOrder } from './routed.js';
+import { renderDestination } from './destination.js';
 
 export type SupplierRouting = {
   codeKey: Buffer;
@@ -40,33 +55,37 @@ export type RoutingResult = 'completed' | 'refunded' | 'awaiting_operator' | 'se
 const MAX_SETTLE_DELAY_MS = 10 * 60_000;
 /** A `sending` attempt is only asked about once its request has surely ended: the timeout plus this. */
 const SENDING_GRACE_MS = 5_000;
-const OPEN: AttemptOutcome[] = ['sending', 'pending', 'unknown'];
 
 type RoutedOrder = {
   id: number;
   utr: string;
-  status: number;
+  status: OrderStatus;
   with_operator: boolean;
+  routing_step: number;
+  fields: OrderFieldValue[] | null;
   informations: Record<string, string> | null;
   quantity: number;
   top_up_service_id: number;
   age_ms: number;
 };
 
-type Attempt = { id: number; provider_id: number; product_code: string; outcome: AttemptOutcome; status_queries: number; age_ms: number };
+type Attempt = {
+  id: number;
+  provider_id: number;
+  product_code: string;
+  base_url: string;
+  destination: string | null;
+  outcome: AttemptOutcome;
+  status_queries: number;
+  age_ms: number;
+};
 
-type Route = ProviderRow & { product_code: string; cost: string | null; circuit_open: boolean };
-
-/** Whether a top-up order goes through provider routes (see routedOrder). */
-export async function isRouted(db: DbOrTx, orderId: number): Promise<boolean> {
-  const [row] = await db.execute<{ routed: boolean }>(sql`select ${routedOrder(sql.raw('o'))} as routed from orders o where o.id = ${orderId}`);
-  return row?.routed ?? false;
-}
+type Route = ProviderRow & { product_code: string; cost: string | null; destination: string | null; circuit_open: boolean };
 
 async function readOrder(db: Db, orderId: number): Promise<RoutedOrder | null> {
   const [order] = await db.execute<RoutedOrder>(sql`
-    select o.id::float8 as id, o.utr, o.status, o.awaiting_operator_since is not null as with_operator, o.informations,
-           l.quantity, l.top_up_service_id, extract(epoch from now() - o.created_at) * 1000 as age_ms
+    select o.id::float8 as id, o.utr, o.status, o.awaiting_operator_since is not null as with_operator, o.routing_step,
+           o.fields, o.informations, l.quantity, l.top_up_service_id, extract(epoch from now() - o.created_at) * 1000 as age_ms
     from orders o join order_lines l on l.order_id = o.id
     where o.id = ${orderId} and o.kind = 'top_up'
     limit 1`);
@@ -75,41 +94,59 @@ async function readOrder(db: Db, orderId: number): Promise<RoutedOrder | null> {
 
 const attemptsOf = (db: Db, orderId: number) =>
   db.execute<Attempt>(sql`
-    select id::float8 as id, provider_id, product_code, outcome, status_queries, extract(epoch from now() - created_at) * 1000 as age_ms
-    from provider_attempts where order_id = ${orderId} order by id`);
+    select a.id::float8 as id, a.provider_id, a.product_code, coalesce(a.base_url, p.base_url) as base_url, a.destination, a.outcome,
+           a.status_queries, extract(epoch from now() - a.created_at) * 1000 as age_ms
+    from provider_attempts a join providers p on p.id = a.provider_id
+    where a.order_id = ${orderId} order by a.id`);
 
+/**
+ * The routes of a service in priority order; a service without routes has the TOPUP_PROVIDER=http provider as its one
+ * route (its product code the service's id), while that provider is active.
+ */
 const routesOf = (db: Db, topUpServiceId: number) =>
   db.execute<Route>(sql`
-    select ${PROVIDER_COLUMNS}, r.product_code, r.cost, coalesce(p.circuit_open_until > now(), false) as circuit_open
+    select ${PROVIDER_COLUMNS}, r.product_code, r.cost, r.destination, coalesce(p.circuit_open_until > now(), false) as circuit_open, r.position
     from top_up_routes r join providers p on p.id = r.provider_id
     where r.top_up_service_id = ${topUpServiceId}
-    order by r.position`);
+    union all
+    select ${PROVIDER_COLUMNS}, ${String(topUpServiceId)}, null, null, coalesce(p.circuit_open_until > now(), false), 0
+    from providers p
+    where p.from_environment and p.status = 'active'
+      and not exists (select 1 from top_up_routes r where r.top_up_service_id = ${topUpServiceId})
+    order by position`);
 
-/** Moves a routed top-up order one step on (see the rules above). Idempotent; safe to run concurrently. */
-export async function advanceTopUpOrder(deps: RoutingDeps, orderId: number): Promise<RoutingResult> {
+/**
+ * Moves a top-up order one step on, as the job of its routing step `step` (0: its fulfilment job). Idempotent; safe to
+ * run concurrently. A job whose step is not the order's current one finds nothing to do.
+ */
+export async function advanceTopUpOrder(deps: RoutingDeps, orderId: number, step: number): Promise<RoutingResult> {
   const { db, suppliers } = deps;
   const observe = statusObserver(deps);
   // Each turn either ends the call or settles an attempt as refused, so there are at most as many turns as routes.
   for (;;) {
     const order = await readOrder(db, orderId);
-    if (!order || order.status !== ORDER_STATUS.initiate || order.with_operator) return 'noop';
+    if (!order || order.routing_step !== step) return 'noop';
     const attempts = [...(await attemptsOf(db, orderId))];
-    const open = attempts.find((attempt) => OPEN.includes(attempt.outcome));
+    const open = attempts.find((attempt) => (OPEN_OUTCOMES as readonly AttemptOutcome[]).includes(attempt.outcome)) ?? null;
+    const state = deliveryState(order, open !== null);
     const settleMs = suppliers.settleHours * 3_600_000;
 
-    if (open) {
+    if (state === 'with_supplier') {
       // The attempt's foreign key keeps its provider (providers are never deleted).
-      const provider = (await providerRows(db, sql`p.id = ${open.provider_id}`))[0]!;
-      if (open.age_ms > settleMs) {
-        return toOperator(deps, order, `${provider.name} has not settled the order in ${suppliers.settleHours} h (last outcome: ${open.outcome}).`);
+      const provider = (await providerRows(db, sql`p.id = ${open!.provider_id}`))[0]!;
+      if (open!.age_ms > settleMs) {
+        const handed = await handToOperator(db, order.id, 'overdue', `${provider.name} has not settled the order in ${suppliers.settleHours} h (last outcome: ${open!.outcome}); settle the attempt once the provider has said what became of it.`);
+        if (handed) deps.logger.warn({ utr: order.utr, provider: provider.name }, 'top-up attempt overdue: handed to an operator');
+        return handed ? 'awaiting_operator' : 'noop';
       }
-      const wait = open.outcome === 'sending' ? provider.timeout_ms + SENDING_GRACE_MS - open.age_ms : 0;
+      const wait = open!.outcome === 'sending' ? provider.timeout_ms + SENDING_GRACE_MS - open!.age_ms : 0;
       if (wait > 0) return later(deps, order, wait);
-      const outcome = await callProvider(deps, provider, 'status', supplierOrder(order, open.product_code), order.utr);
-      const settled = await applyOutcome(deps, order, open, outcome, observe, true);
+      const outcome = await callProvider(deps, { ...provider, base_url: open!.base_url }, 'status', supplierOrder(order, open!), order.utr);
+      const settled = await applyOutcome(deps, order, open!, outcome, observe, 1);
       if (settled !== 'refused') return settled;
       continue;
     }
+    if (state !== 'routing') return 'noop';
 
     const routes = [...(await routesOf(db, order.top_up_service_id))];
     const tried = new Set(attempts.map((attempt) => attempt.provider_id));
@@ -125,54 +162,80 @@ export async function advanceTopUpOrder(deps: RoutingDeps, orderId: number): Pro
         // Only open circuits stand in the way: come back when they may have closed.
         return later(deps, order, suppliers.settleBaseMs * 8);
       }
-      return toOperator(deps, order, routes.length === 0 ? 'The service has no provider routes left.' : 'No active provider is left to deliver this top-up.');
+      const reason = routes.length === 0 ? 'The service has no provider routes left.' : 'No active provider is left to deliver this top-up.';
+      const handed = await handToOperator(db, order.id, 'hand_over', reason);
+      if (handed) deps.logger.warn({ utr: order.utr, reason }, 'top-up handed to an operator');
+      return handed ? 'awaiting_operator' : 'noop';
     }
 
-    const attempt = await openAttempt(db, order.id, next);
-    // Another caller opened an attempt first: it goes on from there.
+    // The request must leave within the provider's timeout of the attempt being recorded: a status query asks about a
+    // `sending` attempt only after that (plus a grace), and a sender held up past it (a pause, a stopped process) must
+    // not send after the status query concluded that nothing was sent.
+    const sendBy = performance.now() + next.timeout_ms;
+    const route: AttemptRoute = { provider_id: next.id, product_code: next.product_code, cost: next.cost, base_url: next.base_url, destination: next.destination };
+    const attempt = await openAttempt(db, order.id, route);
+    // Another caller moved the order first: it goes on from there.
     if (!attempt) return 'noop';
-    const outcome = await callProvider(deps, next, 'send', supplierOrder(order, next.product_code), order.utr);
+    const opened = { id: attempt.id, status_queries: 0, ...route };
+    const outcome = await callProvider(deps, next, 'send', supplierOrder(order, opened), order.utr, sendBy);
     if (outcome.kind === 'skipped') {
-      // This process's circuit for the provider opened meanwhile: nothing left, so the attempt never was.
-      await db.execute(sql`delete from provider_attempts where id = ${attempt.id} and outcome = 'sending'`);
+      // This process's circuit for the provider opened meanwhile: nothing was sent, so the attempt never was.
+      await withdrawAttempt(db, attempt.id);
       return later(deps, order, suppliers.settleBaseMs);
     }
-    const settled = await applyOutcome(deps, order, attempt, outcome, observe, false);
+    const settled = await applyOutcome(deps, order, opened, outcome, observe, 0);
     if (settled !== 'refused') return settled;
   }
 }
 
-const supplierOrder = (order: RoutedOrder, productCode: string): SupplierOrder => ({
-  reference: order.utr,
-  productCode,
-  fields: order.informations ?? {},
-  quantity: order.quantity,
-});
+/** The fields of an order placed before they were kept in the form's order: its labels, taken as text fields. */
+const fieldsOf = (order: RoutedOrder): OrderFieldValue[] =>
+  order.fields ?? Object.entries(order.informations ?? {}).map(([label, value]) => ({ name: label, label, type: 'text', value }));
 
-/** One call to a provider through its circuit; credentials are unsealed for this call only. */
+const supplierOrder = (order: RoutedOrder, attempt: Pick<Attempt, 'product_code' | 'destination'>): SupplierOrder | { missing: string } => {
+  const fields = fieldsOf(order);
+  const destination = attempt.destination === null ? { value: null } : renderDestination(attempt.destination, fields);
+  if ('missing' in destination) return destination;
+  return { reference: order.utr, productCode: attempt.product_code, fields, destination: destination.value, quantity: order.quantity };
+};
+
+/**
+ * One call to a provider through its circuit, at the address the attempt was made to; credentials are unsealed for this
+ * call only. `sendBy` (performance.now()): a send not under way by then is not made, and one under way is cut there.
+ * An order whose fields cannot fill the route's destination is refused without a request.
+ */
 async function callProvider(
   { suppliers, logger }: RoutingDeps,
-  provider: ProviderRow,
+  provider: ProviderRow & { base_url: string },
   request: 'send' | 'status',
-  order: SupplierOrder,
+  order: SupplierOrder | { missing: string },
   utr: string,
+  sendBy?: number,
 ): Promise<GuardedOutcome> {
-  const outcome = await suppliers.circuits.call({
-    provider: { id: provider.id, name: provider.name, timeoutMs: provider.timeout_ms },
-    request,
-    run: (signal) => {
-      const adapter = connectionOf(provider, suppliers.codeKey);
-      return request === 'send' ? adapter.send(order, signal) : adapter.status(order, signal);
-    },
-  });
+  let outcome: GuardedOutcome;
+  if ('missing' in order) {
+    outcome = { kind: 'refused', reason: `the order has no ${order.missing} for the route's destination: not sent` };
+  } else if (sendBy !== undefined && performance.now() >= sendBy) {
+    outcome = { kind: 'refused', reason: 'not sent: the sender was held up past the timeout after recording the attempt' };
+  } else {
+    outcome = await suppliers.circuits.call({
+      provider: { id: provider.id, name: provider.name, timeoutMs: provider.timeout_ms },
+      request,
+      run: (signal) => {
+        const adapter = connectionOf(provider, suppliers.codeKey);
+        const bounded = sendBy === undefined ? signal : AbortSignal.any([signal, AbortSignal.timeout(Math.max(0, Math.floor(sendBy - performance.now())))]);
+        return request === 'send' ? adapter.send(order, bounded) : adapter.status(order, bounded);
+      },
+    });
+  }
   const detail = 'reason' in outcome ? outcome.reason : undefined;
   logger.info({ utr, provider: provider.name, request, outcome: outcome.kind, ...(detail ? { detail } : {}) }, 'provider attempt');
   return outcome;
 }
 
 /**
- * Records what a send or a status query said about an open attempt. Returns `refused` when the order may go to
- * its next route, else what became of the order.
+ * Records what a send (`asked` 0) or a status query (`asked` 1) said about an open attempt. Returns `refused` when the
+ * order may go to its next route, else what became of the order; `noop` when another answer settled the attempt first.
  */
 async function applyOutcome(
   deps: RoutingDeps,
@@ -180,91 +243,27 @@ async function applyOutcome(
   attempt: Pick<Attempt, 'id' | 'status_queries'>,
   outcome: GuardedOutcome,
   observe: StatusObserver,
-  statusQuery: boolean,
+  asked: number,
 ): Promise<RoutingResult | 'refused'> {
   const { db } = deps;
-  const asked = statusQuery ? 1 : 0;
-  if (outcome.kind === 'completed') return (await completeAttempt(db, attempt.id, outcome.providerReference, observe, deps.logger, asked)) ? 'completed' : 'noop';
-  if (outcome.kind === 'refused') return (await refuseAttempt(db, attempt.id, outcome.reason, asked)) ? 'refused' : 'noop';
+  if (outcome.kind === 'completed' || outcome.kind === 'refused') {
+    const settlement =
+      outcome.kind === 'completed' ? { outcome: 'completed' as const, providerReference: outcome.providerReference } : { outcome: 'refused' as const, reason: outcome.reason };
+    const settled = await settleAttempt(db, attempt.id, settlement, { by: 'provider', statusQueries: asked });
+    if (!settled) return 'noop';
+    if (settled.change) observe(settled.change);
+    return outcome.kind;
+  }
   // pending, unknown, or not asked (the circuit is open): asked again later, with backoff.
   const queries = attempt.status_queries + asked;
-  if (outcome.kind !== 'skipped') {
-    await db.execute(sql`
-      update provider_attempts set outcome = ${outcome.kind}, status_queries = ${queries}, updated_at = now(),
-        detail = ${'reason' in outcome ? outcome.reason : null},
-        provider_reference = coalesce(${('providerReference' in outcome && outcome.providerReference) || null}, provider_reference)
-      where id = ${attempt.id} and outcome in ('sending', 'pending', 'unknown')`);
-  }
+  if (outcome.kind !== 'skipped' && !(await noteOpenOutcome(db, attempt.id, outcome, asked))) return 'noop';
   return later(deps, order, Math.min(deps.suppliers.settleBaseMs * 2 ** Math.min(queries, 20), MAX_SETTLE_DELAY_MS));
 }
 
-async function openAttempt(db: Db, orderId: number, route: Route): Promise<Pick<Attempt, 'id' | 'status_queries'> | null> {
-  const [row] = await db.execute<{ id: number }>(sql`
-    insert into provider_attempts (order_id, provider_id, product_code, cost)
-    select ${orderId}, ${route.id}, ${route.product_code}, ${route.cost}::numeric
-    where exists (select 1 from orders where id = ${orderId} and status = ${ORDER_STATUS.initiate} and awaiting_operator_since is null)
-    on conflict do nothing
-    returning id::float8 as id`);
-  return row ? { id: row.id, status_queries: 0 } : null;
-}
-
-/**
- * An attempt (and with it the order) completed, in one transaction; false when it was settled already (a callback
- * and a status query may both bring the news). An order an operator refunded meanwhile stays refunded: logged.
- */
-export async function completeAttempt(
-  db: Db,
-  attemptId: number,
-  reference: string | undefined,
-  observe: StatusObserver,
-  logger: Logger,
-  statusQueries = 0,
-): Promise<boolean> {
-  const change = await db.transaction(async (tx) => {
-    const [attempt] = await tx.execute<{ order_id: number }>(sql`
-      update provider_attempts set outcome = 'completed', settled_at = now(), updated_at = now(), detail = null,
-        status_queries = status_queries + ${statusQueries},
-        provider_reference = coalesce(${reference ?? null}, provider_reference)
-      where id = ${attemptId} and outcome in ('sending', 'pending', 'unknown')
-      returning order_id::float8 as order_id`);
-    if (!attempt) return null;
-    const moved = await transitionOrder(tx, attempt.order_id, ORDER_STATUS.completed);
-    if (!moved) logger.warn({ attemptId }, 'a provider delivered a top-up whose order had already left initiate');
-    return moved ? statusChange(moved) : null;
-  });
-  if (change) observe(change);
-  return change !== null;
-}
-
-/** An attempt refused for good; false when it was settled already. `statusQueries`: the queries that brought the news. */
-export async function refuseAttempt(db: DbOrTx, attemptId: number, reason: string, statusQueries = 0): Promise<boolean> {
-  const rows = await db.execute(sql`
-    update provider_attempts set outcome = 'refused', detail = ${reason}, settled_at = now(), updated_at = now(),
-      status_queries = status_queries + ${statusQueries}
-    where id = ${attemptId} and outcome in ('sending', 'pending', 'unknown')
-    returning id`);
-  return rows.length > 0;
-}
-
-/** Comes back to the order after `delayMs`: the next routing step's job. */
-async function later(deps: RoutingDeps, order: Pick<RoutedOrder, 'id' | 'utr'>, delayMs: number): Promise<'settling' | 'noop'> {
-  const step = await nextStep(deps.db, order.id);
+/** Comes back to the order after `delayMs`, as the job of its next routing step; nothing when another job took over. */
+async function later(deps: RoutingDeps, order: Pick<RoutedOrder, 'id' | 'utr' | 'routing_step'>, delayMs: number): Promise<'settling' | 'noop'> {
+  const step = await nextRoutingStep(deps.db, order.id, order.routing_step);
   if (step === null) return 'noop';
   await deps.suppliers.scheduleStep(order, step, Math.max(0, Math.round(delayMs)));
   return 'settling';
-}
-
-/** Counts one more routing step of an order still in `initiate` and not with an operator; null otherwise. */
-export async function nextStep(db: DbOrTx, orderId: number): Promise<number | null> {
-  const [row] = await db.execute<{ routing_step: number }>(sql`
-    update orders set routing_step = routing_step + 1, updated_at = now()
-    where id = ${orderId} and status = ${ORDER_STATUS.initiate} and awaiting_operator_since is null
-    returning routing_step`);
-  return row?.routing_step ?? null;
-}
-
-async function toOperator(deps: RoutingDeps, order: RoutedOrder, reason: string): Promise<RoutingResult> {
-  const handed = await handToOperator(deps.db, order.id, reason);
-  if (handed) deps.logger.warn({ utr: order.utr, reason }, 'top-up handed to an operator');
-  return handed ? 'awaiting_operator' : 'noop';
 }

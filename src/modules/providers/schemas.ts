@@ -1,13 +1,16 @@
 import { z } from '@hono/zod-openapi';
-import { id, requiredText, text } from '../../http/validation.js';
-import { moneyAmount } from '../admin/schemas.js';
+import { id, idParam, requiredText, text } from '../../http/validation.js';
+import { supplierUrlProblem } from '../../lib/supplier-url.js';
+import { adminMoney, DeliveryStateSchema, moneyAmount, UtrParam } from '../admin/schemas.js';
 import { listOf } from '../store/schemas.js';
+import { isDestinationTemplate } from './destination.js';
 import { PROVIDER_KIND_NAMES } from './registry.js';
 
 /** C22 request and response bodies: one schema per request. */
 
-const httpUrl = requiredText(2000).refine((v) => URL.canParse(v) && ['http:', 'https:'].includes(new URL(v).protocol), {
-  error: 'must be an http or https URL.',
+const httpUrl = requiredText(2000).superRefine((v, ctx) => {
+  const problem = supplierUrlProblem(v);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
 });
 const credentials = z
   .record(text(100), requiredText(2000), { error: 'must be an object of strings.' })
@@ -48,6 +51,7 @@ export const Provider = z
     balance: z.string().nullable().openapi({ description: 'The last balance read from the provider (where its protocol tells it)' }),
     balance_checked_at: z.string().nullable(),
     balance_low_threshold: z.string().nullable(),
+    from_environment: z.boolean().openapi({ description: 'The TOPUP_PROVIDER=http provider, written from the environment at every start' }),
     created_at: z.string(),
     updated_at: z.string(),
   })
@@ -57,6 +61,11 @@ const RouteInput = z.object({
   provider_id: id(),
   product_code: requiredText(100),
   cost: moneyAmount(false).nullable().optional().openapi({ description: 'What the provider charges for one delivery (the margin report)' }),
+  destination: requiredText(200)
+    .refine(isDestinationTemplate, { error: 'must be text with {field_name} placeholders, e.g. {user_id}{zone_id}.' })
+    .nullable()
+    .optional()
+    .openapi({ description: "How the order's fields make the supplier's one destination, over the order form's field names (`{user_id}{zone_id}`)" }),
 });
 
 /** Checked entry by entry, so that a failure names the route (`routes.1.product code`). */
@@ -65,7 +74,14 @@ export const RoutesBody = listOf('routes', RouteInput, { max: 10, distinct: 'pro
 });
 
 export const Route = z
-  .object({ position: z.number().int(), provider_id: z.number().int(), provider: z.string(), product_code: z.string(), cost: z.string().nullable() })
+  .object({
+    position: z.number().int(),
+    provider_id: z.number().int(),
+    provider: z.string(),
+    product_code: z.string(),
+    cost: z.string().nullable(),
+    destination: z.string().nullable(),
+  })
   .openapi('TopUpRoute');
 
 export const ProviderAttempt = z
@@ -74,6 +90,8 @@ export const ProviderAttempt = z
     provider_id: z.number().int(),
     provider: z.string(),
     product_code: z.string(),
+    base_url: z.string().nullable().openapi({ description: 'Where it was sent, and where its status queries go' }),
+    destination: z.string().nullable(),
     cost: z.string().nullable(),
     outcome: z.enum(['sending', 'pending', 'unknown', 'completed', 'refused']),
     provider_reference: z.string().nullable(),
@@ -81,6 +99,8 @@ export const ProviderAttempt = z
     status_queries: z.number().int(),
     started_at: z.string(),
     settled_at: z.string().nullable(),
+    settled_by: z.enum(['provider', 'operator']).nullable(),
+    settle_reason: z.string().nullable().openapi({ description: "The operator's reason, when an operator settled it" }),
   })
   .openapi('ProviderAttempt');
 
@@ -90,11 +110,16 @@ export const OrderWithAttempts = z
     account_id: z.number().int(),
     kind: z.string(),
     status: z.number().int(),
-    total: z.string(),
+    total: adminMoney,
     currency: z.string(),
-    refunded_amount: z.string(),
+    refunded_amount: adminMoney,
     note: z.string().nullable(),
     informations: z.record(z.string(), z.string()).nullable(),
+    fields: z
+      .array(z.object({ name: z.string(), label: z.string(), type: z.enum(['text', 'select']), value: z.string() }))
+      .nullable()
+      .openapi({ description: "Top-ups: the order form's fields in the form's order, as suppliers get them" }),
+    delivery: DeliveryStateSchema,
     awaiting_operator_since: z.string().nullable(),
     created_at: z.string(),
     updated_at: z.string(),
@@ -127,6 +152,25 @@ export const MarginReport = z
     total: z.object(figures),
   })
   .openapi('MarginReport');
+
+/** An order's provider attempt in the path (`/orders/:utr/attempts/:id/settle`). */
+export const AttemptParams = UtrParam.extend(idParam('provider attempt').shape);
+
+export const SettleAttemptBody = z.object({
+  outcome: z.enum(['completed', 'refused'], { error: 'must be completed or refused.' }).openapi({
+    description: 'What the provider did: completed (delivered), or refused (nothing delivered and nothing ever will be)',
+  }),
+  reason: requiredText(1000).openapi({ description: 'Why, as the operator found out (kept with the attempt)' }),
+});
+
+export const AttemptSettled = z
+  .object({
+    utr: z.string(),
+    attempt_id: z.number().int(),
+    outcome: z.enum(['completed', 'refused']),
+    status: z.number().int().openapi({ description: 'The order status after it: 1 when completed; 0 while it goes on to its next route' }),
+  })
+  .openapi('AttemptSettled');
 
 export const CallbackAccepted = z
   .object({ reference: z.string(), outcome: z.string(), result: z.enum(['applied', 'unchanged']) })

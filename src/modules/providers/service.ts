@@ -1,13 +1,17 @@
 /** Operators' use cases for top-up suppliers (C22): providers, routes, one order's attempts, the margin report. */
 import { inArray, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../../db/client.js';
-import { providers, type ProviderKind, type ProviderStatus } from '../../db/schema.js';
+import { providers, type OrderField, type ProviderKind, type ProviderStatus } from '../../db/schema.js';
 import { refusedWhenTaken } from '../../db/conflicts.js';
-import { notFound, validationError } from '../../errors.js';
-import { fromCents, toCents } from '../../lib/money.js';
+import type { Config } from '../../env.js';
+import { AppError, notFound, validationError } from '../../errors.js';
+import { fromCents, moneyText, toCents } from '../../lib/money.js';
 import { isoMicros } from '../../lib/time.js';
+import { deliveryState, OPEN_OUTCOMES } from '../orders/delivery.js';
+import { ORDER_STATUS, type OrderStatus } from '../orders/state.js';
 import { PROVIDER_KINDS } from './registry.js';
 import { sealCredentials } from './connections.js';
+import { destinationNames } from './destination.js';
 
 export type ProviderInput = {
   name: string;
@@ -34,12 +38,13 @@ export type ProviderView = {
   balance: string | null;
   balance_checked_at: string | null;
   balance_low_threshold: string | null;
+  from_environment: boolean;
   created_at: string;
   updated_at: string;
 };
 
 const PROVIDER_VIEW = sql`
-  id, name, kind, base_url, timeout_ms, status,
+  id, name, kind, base_url, timeout_ms, status, from_environment,
   case when circuit_open_until > now() then 'open' else 'closed' end as circuit,
   case when circuit_open_until > now() then circuit_open_until end as circuit_open_until,
   last_error, last_error_at, balance, balance_checked_at, balance_low_threshold, created_at, updated_at`;
@@ -62,6 +67,7 @@ function checkCredentials(kind: ProviderKind, credentials: Record<string, string
   const problems = [
     ...missing.map((name) => `The credentials.${name} field is required for ${kind} providers.`),
     ...extra.map((name) => `The credentials.${name} field is not used by ${kind} providers (they take ${wanted.join(', ')}).`),
+    ...(missing.length || extra.length ? [] : (PROVIDER_KINDS[kind].problems?.(credentials) ?? [])),
   ];
   if (problems.length) throw validationError(problems);
 }
@@ -82,10 +88,15 @@ export async function createProvider(db: Db, codeKey: Buffer, input: ProviderInp
   return presentProvider(row!);
 }
 
-/** Changes the fields given; `credentials`, when given, replace the stored ones whole. */
+/**
+ * Changes the fields given; `credentials`, when given, replace the stored ones whole. The TOPUP_PROVIDER=http
+ * provider's name, address, credentials and status are the environment's, written at every start: refused here.
+ */
 export async function updateProvider(db: Db, codeKey: Buffer, id: number, patch: Partial<Omit<ProviderInput, 'kind'>>): Promise<ProviderView> {
-  const [current] = await db.execute<{ kind: ProviderKind }>(sql`select kind from providers where id = ${id}`);
+  const [current] = await db.execute<{ kind: ProviderKind; from_environment: boolean }>(sql`select kind, from_environment from providers where id = ${id}`);
   if (!current) throw notFound('provider', 'id', id);
+  const fromEnvironment = (['name', 'base_url', 'credentials', 'status'] as const).filter((field) => patch[field] !== undefined);
+  if (current.from_environment && fromEnvironment.length) throw new AppError('provider_from_environment');
   if (patch.credentials) checkCredentials(current.kind, patch.credentials);
   const set = [
     patch.name !== undefined && sql`name = ${patch.name}`,
@@ -99,6 +110,34 @@ export async function updateProvider(db: Db, codeKey: Buffer, id: number, patch:
   return (await listProviders(db, id))[0]!;
 }
 
+/** The name the TOPUP_PROVIDER=http provider takes. */
+export const ENVIRONMENT_PROVIDER = 'TOPUP_PROVIDER';
+
+/**
+ * The TOPUP_PROVIDER=http provider as a provider like any other (C22 amended: one delivery path), written by every
+ * worker start from TOPUP_PROVIDER_URL and TOPUP_PROVIDER_SECRET: its attempts are recorded, settled and shown as any
+ * provider's, and a service without routes goes to it. With TOPUP_PROVIDER=manual a row left by an earlier start is
+ * disabled: its open attempts are still settled, no new order goes to it.
+ */
+export async function syncEnvironmentProvider(db: DbOrTx, config: Config): Promise<void> {
+  if (config.TOPUP_PROVIDER !== 'http') {
+    await db.execute(sql`update providers set status = 'disabled', updated_at = now() where from_environment and status <> 'disabled'`);
+    return;
+  }
+  const sealed = sealCredentials(config.codeEncryptionKey, { secret: config.TOPUP_PROVIDER_SECRET! });
+  const write = db.execute(sql`
+    insert into providers (name, kind, base_url, credentials_sealed, status, from_environment)
+    values (${ENVIRONMENT_PROVIDER}, 'http', ${config.TOPUP_PROVIDER_URL!}, ${sealed}, 'active', true)
+    on conflict (from_environment) where from_environment do update
+      set base_url = excluded.base_url, credentials_sealed = excluded.credentials_sealed, status = 'active', updated_at = now()`);
+  await write.catch((err: { code?: string; constraint_name?: string }) => {
+    if (err.code === '23505' && err.constraint_name === 'providers_name_uq') {
+      throw new Error(`TOPUP_PROVIDER: a provider named ${ENVIRONMENT_PROVIDER} exists already; rename it (PATCH /admin/providers/:id) so that the environment's can take the name`);
+    }
+    throw err;
+  });
+}
+
 /** Every provider (or one), with its circuit state, last error and last known balance. */
 export const listProviders = async (db: DbOrTx, id?: number): Promise<ProviderView[]> => [
   ...(await db.execute<ProviderView>(sql`
@@ -107,23 +146,33 @@ export const listProviders = async (db: DbOrTx, id?: number): Promise<ProviderVi
     order by id`)),
 ].map(presentProvider);
 
-export type RouteInput = { provider_id: number; product_code: string; cost?: string | null };
-export type RouteView = RouteInput & { position: number; provider: string; cost: string | null };
+export type RouteInput = { provider_id: number; product_code: string; cost?: string | null; destination?: string | null };
+export type RouteView = Required<RouteInput> & { position: number; provider: string };
 
-/** Replaces a top-up service's routes, in priority order (`[]`: an operator fulfils its orders by hand). */
+/**
+ * Replaces a top-up service's routes, in priority order (`[]`: an operator fulfils its orders by hand). A route's
+ * destination may only name fields of the service's order form.
+ */
 export async function setRoutes(db: Db, topUpServiceId: number, routes: RouteInput[]): Promise<RouteView[]> {
   return db.transaction(async (tx) => {
-    const [service] = await tx.execute(sql`select 1 from top_up_services where id = ${topUpServiceId} for update`);
+    const [service] = await tx.execute<{ form: OrderField[] | Record<string, OrderField> }>(sql`
+      select t.order_information as form from top_up_services s join top_ups t on t.id = s.top_up_id where s.id = ${topUpServiceId} for update of s`);
     if (!service) throw notFound('top-up service', 'id', topUpServiceId);
     const ids = routes.map((route) => route.provider_id);
     const known = new Set(ids.length ? (await tx.select({ id: providers.id }).from(providers).where(inArray(providers.id, ids))).map((row) => row.id) : []);
-    const unknown = routes.findIndex((route) => !known.has(route.provider_id));
-    if (unknown >= 0) throw validationError([`The routes.${unknown}.provider id is invalid.`]);
+    const names = new Set(Object.values(service.form).map((field) => field.field_name));
+    const problems = routes.flatMap((route, i) => [
+      ...(known.has(route.provider_id) ? [] : [`The routes.${i}.provider id is invalid.`]),
+      ...destinationNames(route.destination ?? '')
+        .filter((name) => !names.has(name))
+        .map((name) => `The routes.${i}.destination field names ${name}, which is not a field of the order form.`),
+    ]);
+    if (problems.length) throw validationError(problems);
     await tx.execute(sql`delete from top_up_routes where top_up_service_id = ${topUpServiceId}`);
     for (const [position, route] of routes.entries()) {
       await tx.execute(sql`
-        insert into top_up_routes (top_up_service_id, position, provider_id, product_code, cost)
-        values (${topUpServiceId}, ${position}, ${route.provider_id}, ${route.product_code}, ${route.cost ?? null}::numeric)`);
+        insert into top_up_routes (top_up_service_id, position, provider_id, product_code, cost, destination)
+        values (${topUpServiceId}, ${position}, ${route.provider_id}, ${route.product_code}, ${route.cost ?? null}::numeric, ${route.destination ?? null})`);
     }
     return routesOf(tx, topUpServiceId);
   });
@@ -133,7 +182,7 @@ export async function routesOf(db: DbOrTx, topUpServiceId: number): Promise<Rout
   const [service] = await db.execute(sql`select 1 from top_up_services where id = ${topUpServiceId}`);
   if (!service) throw notFound('top-up service', 'id', topUpServiceId);
   return [...(await db.execute<RouteView>(sql`
-    select r.position, r.provider_id, p.name as provider, r.product_code, r.cost
+    select r.position, r.provider_id, p.name as provider, r.product_code, r.cost, r.destination
     from top_up_routes r join providers p on p.id = r.provider_id
     where r.top_up_service_id = ${topUpServiceId} order by r.position`))];
 }
@@ -143,6 +192,8 @@ export type AttemptView = {
   provider_id: number;
   provider: string;
   product_code: string;
+  base_url: string | null;
+  destination: string | null;
   cost: string | null;
   outcome: string;
   provider_reference: string | null;
@@ -150,13 +201,16 @@ export type AttemptView = {
   status_queries: number;
   started_at: string;
   settled_at: string | null;
+  settled_by: 'provider' | 'operator' | null;
+  settle_reason: string | null;
 };
 
-/** One order of any account, with its lines and every provider attempt (C22). */
+/** One order of any account, with its lines, its fields, where its delivery stands and every provider attempt (C22). */
 export async function showOrder(db: DbOrTx, utr: string) {
-  const [order] = await db.execute<Record<string, unknown> & { id: number }>(sql`
+  const [order] = await db.execute<Record<string, unknown> & { id: number; total: string; refunded_amount: string; status: OrderStatus; kind: string; with_operator: boolean }>(sql`
     select o.id::float8 as id, o.utr, o.account_id, o.kind, o.status, o.total, o.currency, o.refunded_amount, o.note,
-           o.informations, o.awaiting_operator_since, o.created_at, o.updated_at, o.completed_at,
+           o.informations, o.fields, o.awaiting_operator_since, o.awaiting_operator_since is not null as with_operator,
+           o.created_at, o.updated_at, o.completed_at,
            coalesce((select jsonb_agg(jsonb_build_object(
              'top_up_service_id', l.top_up_service_id, 'card_service_id', l.card_service_id, 'quantity', l.quantity,
              'unit_price', l.unit_price::text, 'line_total', l.line_total::text) order by l.id)
@@ -164,14 +218,18 @@ export async function showOrder(db: DbOrTx, utr: string) {
     from orders o where o.utr = ${utr}`);
   if (!order) throw notFound('order', 'utr', utr);
   const attempts = await db.execute<AttemptView>(sql`
-    select a.id::float8 as id, a.provider_id, p.name as provider, a.product_code, a.cost, a.outcome, a.provider_reference,
-           a.detail, a.status_queries, a.created_at as started_at, a.settled_at
+    select a.id::float8 as id, a.provider_id, p.name as provider, a.product_code, a.base_url, a.destination, a.cost, a.outcome,
+           a.provider_reference, a.detail, a.status_queries, a.created_at as started_at, a.settled_at, a.settled_by, a.settle_reason
     from provider_attempts a join providers p on p.id = a.provider_id
     where a.order_id = ${order.id} order by a.id`);
-  const { id: _id, ...rest } = order;
+  const { id: _id, with_operator, ...rest } = order;
   const times = ['awaiting_operator_since', 'created_at', 'updated_at', 'completed_at'] as const;
+  const open = attempts.find((attempt) => (OPEN_OUTCOMES as readonly string[]).includes(attempt.outcome));
   return {
     ...rest,
+    total: moneyText(order.total),
+    refunded_amount: moneyText(order.refunded_amount),
+    delivery: order.kind === 'top_up' ? deliveryState({ status: order.status, with_operator }, open !== undefined) : null,
     ...Object.fromEntries(times.map((key) => [key, isoMicros(order[key] as string | null)])),
     attempts: attempts.map((attempt) => ({ ...attempt, started_at: isoMicros(attempt.started_at), settled_at: isoMicros(attempt.settled_at) })),
   };
@@ -193,7 +251,10 @@ export async function marginReport(db: DbOrTx, from: string, to: string) {
     join order_lines l on l.order_id = o.id
     join providers p on p.id = a.provider_id
     join top_up_services s on s.id = l.top_up_service_id
-    where a.outcome = 'completed' and a.settled_at >= ${from}::timestamptz and a.settled_at < ${to}::timestamptz
+    -- Delivered and kept: an order refunded after its attempt completed (by an operator, before a settlement was
+    -- required) sold nothing.
+    where a.outcome = 'completed' and o.status = ${ORDER_STATUS.completed}
+      and a.settled_at >= ${from}::timestamptz and a.settled_at < ${to}::timestamptz
     group by a.provider_id, p.name, l.top_up_service_id, s.name
     order by a.provider_id, l.top_up_service_id`);
   // Per provider and in total, in cents: each service row counts towards its provider and the total.

@@ -8,22 +8,29 @@ import { signHttpBody, verifyHttpSignature } from '../../../src/modules/provider
  * can tell what a customer actually got, whatever the store believes.
  *
  * - `deliver`: delivers, answers 200 completed.
- * - `pending`: answers 202, delivers `completeAfterMs` later, then (with `callbackUrl`) POSTs the signed callback
- *   `callbackDelayMs` after that, twice with `callbackTwice`, signed with a wrong key with `badSignature`.
+ * - `pending`: answers 202, delivers `completeAfterMs` later (or, with `pendingThen: 'refuse'`, refuses then and
+ *   delivers nothing), then (with `callbackUrl`) POSTs the signed callback `callbackDelayMs` after that, twice with
+ *   `callbackTwice`, signed with a wrong key with `badSignature`.
  * - `refuse`: answers `refuseStatus` (422) refused; nothing delivered, the reference remembered as refused.
  * - `error500`: answers 500 and forgets the reference (a status query then says 404).
+ * - `error500AfterDelivering`: delivers, then answers 500 (an outcome that may have delivered: it did).
  * - `dropAfterDelivering`: delivers, then cuts the connection without an answer.
  * - `slow`: delivers on receipt, answers `slowMs` later.
  * - `down`: destroys every connection before reading it: nothing recorded.
+ *
+ * Status queries answer the reference's status, or `404 {"status":"not_found"}` for a reference it never received;
+ * with `statusMode: 'html404'` (a proxy's page, a moved URL) every status query gets an HTML 404 instead.
  *
  * Idempotent by reference: a POST of a reference it already has answers that reference's current status and
  * delivers nothing (the mode applies to new references only).
  */
 
-export type SupplierMode = 'deliver' | 'pending' | 'refuse' | 'error500' | 'dropAfterDelivering' | 'slow' | 'down';
+export type SupplierMode = 'deliver' | 'pending' | 'refuse' | 'error500' | 'error500AfterDelivering' | 'dropAfterDelivering' | 'slow' | 'down';
 
 export type ModeSettings = {
   mode: SupplierMode;
+  statusMode: 'answer' | 'html404';
+  pendingThen: 'deliver' | 'refuse';
   completeAfterMs: number;
   callbackUrl?: string;
   callbackTwice: boolean;
@@ -37,12 +44,14 @@ export type ModeSettings = {
 /** The global settings, and per product_code overrides of any of them. Change either at run time. */
 export type SupplierBehaviour = ModeSettings & { products: Record<string, Partial<ModeSettings>> };
 
-export type Delivery = { productCode: string; fields: Record<string, string>; quantity: number; at: number };
+export type Delivery = { productCode: string; fields: Record<string, string>; destination?: string; quantity: number; at: number };
 
 export type LedgerEntry = {
   reference: string;
   productCode: string;
   fields: Record<string, string>;
+  /** The route's destination, when the store sent one. */
+  destination?: string;
   quantity: number;
   receivedAt: number;
   status: 'pending' | 'completed' | 'refused';
@@ -52,6 +61,8 @@ export type LedgerEntry = {
   /** How many times this reference was delivered: a correct supplier (and store) keep it at most 1. */
   deliveries: number;
   delivered?: Delivery;
+  /** A pending order's end (delivered or refused, as its settings say), at once; nothing once it has ended. */
+  finish?: () => void;
 };
 
 export type CallbackAttempt = { reference: string; body: string; status?: number; error?: string };
@@ -68,6 +79,8 @@ export type HttpSupplier = Awaited<ReturnType<typeof startHttpSupplier>>;
 
 const DEFAULTS: ModeSettings = {
   mode: 'deliver',
+  statusMode: 'answer',
+  pendingThen: 'deliver',
   completeAfterMs: 50,
   callbackTwice: false,
   callbackDelayMs: 0,
@@ -82,6 +95,8 @@ export async function startHttpSupplier(options: HttpSupplierOptions) {
   const behaviour: SupplierBehaviour = { ...DEFAULTS, products: {}, ...options.behaviour };
   const ledger = new Map<string, LedgerEntry>();
   const callbacks: CallbackAttempt[] = [];
+  /** When each status query arrived, by reference. */
+  const statusQueryTimes = new Map<string, number[]>();
   const places = Math.max(decimals(options.balance ?? '1000.00'), decimals(options.price ?? '0'));
   let balanceUnits = toUnits(options.balance ?? '1000.00');
   const priceUnits = toUnits(options.price ?? '0');
@@ -110,7 +125,7 @@ export async function startHttpSupplier(options: HttpSupplierOptions) {
   const deliver = (entry: LedgerEntry) => {
     entry.deliveries += 1;
     entry.status = 'completed';
-    entry.delivered ??= { productCode: entry.productCode, fields: entry.fields, quantity: entry.quantity, at: Date.now() };
+    entry.delivered ??= { productCode: entry.productCode, fields: entry.fields, destination: entry.destination, quantity: entry.quantity, at: Date.now() };
     balanceUnits -= priceUnits;
   };
 
@@ -172,8 +187,13 @@ export async function startHttpSupplier(options: HttpSupplierOptions) {
         deliver(entry);
         return answer(res, 200, statusBody(entry));
       case 'pending':
-        schedule(settings.completeAfterMs, () => {
-          deliver(entry);
+        entry.finish = () => {
+          // Finished once: by its timer, or sooner by `finishPending`; not at all once cancelled.
+          if (entry.status !== 'pending') return;
+          if (settings.pendingThen === 'refuse') {
+            entry.status = 'refused';
+            entry.reason = settings.refuseReason;
+          } else deliver(entry);
           if (!settings.callbackUrl) return;
           schedule(settings.callbackDelayMs, () => {
             void (async () => {
@@ -181,7 +201,8 @@ export async function startHttpSupplier(options: HttpSupplierOptions) {
               if (settings.callbackTwice && !closed) await postCallback(entry, settings);
             })();
           });
-        });
+        };
+        schedule(settings.completeAfterMs, () => entry.finish?.());
         return answer(res, 202, { status: 'pending', provider_reference: entry.providerReference });
       case 'refuse':
         entry.status = 'refused';
@@ -190,6 +211,9 @@ export async function startHttpSupplier(options: HttpSupplierOptions) {
         return answer(res, settings.refuseStatus, { status: 'refused', reason: settings.refuseReason });
       case 'error500':
         ledger.delete(order.reference);
+        return answer(res, 500, { error: 'internal error' });
+      case 'error500AfterDelivering':
+        deliver(entry);
         return answer(res, 500, { error: 'internal error' });
       case 'dropAfterDelivering':
         deliver(entry);
@@ -211,8 +235,11 @@ export async function startHttpSupplier(options: HttpSupplierOptions) {
     if (req.method === 'GET' && statusOf) {
       statusQueries += 1;
       if (!signed) return answer(res, 401, { error: 'bad signature' });
-      const entry = ledger.get(decodeURIComponent(statusOf[1]!));
-      return entry ? answer(res, 200, statusBody(entry)) : answer(res, 404, { error: 'no such order' });
+      const reference = decodeURIComponent(statusOf[1]!);
+      statusQueryTimes.set(reference, [...(statusQueryTimes.get(reference) ?? []), Date.now()]);
+      const entry = ledger.get(reference);
+      if (settingsFor(entry?.productCode ?? '').statusMode === 'html404') return answerHtml(res, 404, '<html><body><h1>404 Not Found</h1></body></html>');
+      return entry ? answer(res, 200, statusBody(entry)) : answer(res, 404, { status: 'not_found' });
     }
     if (req.method === 'GET' && path === '/balance') {
       if (!signed) return answer(res, 401, { error: 'bad signature' });
@@ -244,6 +271,7 @@ export async function startHttpSupplier(options: HttpSupplierOptions) {
     behaviour,
     /** Every callback it POSTed, with the answer it got. */
     callbacks,
+    statusQueryTimes,
     /** POSTs of orders it received (signed or not, new or repeated). */
     get received() {
       return received;
@@ -262,6 +290,30 @@ export async function startHttpSupplier(options: HttpSupplierOptions) {
       for (const entry of ledger.values()) total += entry.deliveries;
       return total;
     },
+    /**
+     * An operator asks the supplier to cancel `reference`: refused for good unless it was delivered already (false then).
+     * A reference it never received is remembered as refused, so a request still on its way delivers nothing.
+     */
+    cancel: (reference: string): boolean => {
+      const entry = ledger.get(reference);
+      if (entry?.status === 'completed') return false;
+      const refused: LedgerEntry = entry ?? {
+        reference,
+        productCode: '',
+        fields: {},
+        quantity: 1,
+        receivedAt: Date.now(),
+        status: 'refused',
+        providerReference: `SUP-${++sequence}`,
+        deliveries: 0,
+      };
+      refused.status = 'refused';
+      refused.reason = 'cancelled at the operator\'s request';
+      ledger.set(reference, refused);
+      return true;
+    },
+    /** Ends a pending order now, as its timer would have. */
+    finishPending: (reference: string) => ledger.get(reference)?.finish?.(),
     close: async () => {
       closed = true;
       for (const timer of timers) clearTimeout(timer);
@@ -280,13 +332,18 @@ function answer(res: ServerResponse, status: number, body: object) {
   res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) }).end(text);
 }
 
+function answerHtml(res: ServerResponse, status: number, html: string) {
+  if (res.destroyed || res.headersSent) return;
+  res.writeHead(status, { 'Content-Type': 'text/html', 'Content-Length': Buffer.byteLength(html) }).end(html);
+}
+
 const header = (req: IncomingMessage, name: string): string | undefined => {
   const value = req.headers[name];
   return Array.isArray(value) ? value[0] : value;
 };
 
 function parseOrder(json: unknown) {
-  const body = json as { reference?: unknown; product_code?: unknown; fields?: unknown; quantity?: unknown };
+  const body = json as { reference?: unknown; product_code?: unknown; fields?: unknown; destination?: unknown; quantity?: unknown };
   const fields = body?.fields;
   if (
     typeof body?.reference !== 'string' ||
@@ -297,11 +354,18 @@ function parseOrder(json: unknown) {
     Array.isArray(fields) ||
     !Object.values(fields).every((value) => typeof value === 'string') ||
     !Number.isInteger(body.quantity) ||
-    (body.quantity as number) < 1
+    (body.quantity as number) < 1 ||
+    (body.destination !== undefined && typeof body.destination !== 'string')
   ) {
     throw new Error('not an order');
   }
-  return { reference: body.reference, productCode: body.product_code, fields: fields as Record<string, string>, quantity: body.quantity as number };
+  return {
+    reference: body.reference,
+    productCode: body.product_code,
+    fields: fields as Record<string, string>,
+    ...(body.destination === undefined ? {} : { destination: body.destination as string }),
+    quantity: body.quantity as number,
+  };
 }
 
 // Money as integer ten-thousandths, so that the balance never drifts.

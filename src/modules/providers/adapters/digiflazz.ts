@@ -7,8 +7,8 @@
  * - `base_url` is the API host, e.g. `https://api.digiflazz.com` (requests go to `{base_url}/v1/...`).
  * - The webhook (Atur Koneksi › API › Webhook, with a secret) is set in the Digiflazz panel to point at
  *   `/callbacks/providers/{id}`; no `cb_url` is sent, as the adapter does not know the store's public address.
- * - Every call is a JSON POST; an answer that is not a 2xx JSON `{data: {...}}`, a timeout or a cut connection is
- *   `unknown` (the documentation says nothing of HTTP statuses, only of `rc`).
+ * - Every call is a JSON POST; an answer that is not a 2xx JSON `{data: {...}}` (a redirect included: it is not
+ *   followed), a timeout or a cut connection is `unknown` (the documentation says nothing of HTTP statuses, only of `rc`).
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { AdapterFactory, CredentialFields, SupplierOrder, SupplierOutcome } from './types.js';
@@ -40,12 +40,12 @@ const isRecord = (value: unknown): value is Data => typeof value === 'object' &&
 const unknown = (reason: string): SupplierOutcome => ({ kind: 'unknown', reason });
 
 /**
- * Digiflazz takes one destination, `customer_no`. A form field named `customer_no` is used as is; otherwise the
- * values of all fields are joined in the form's order with no separator, which is how Digiflazz game products
- * take a user id and a zone id (e.g. "12345678" + "1234" → "123456781234").
+ * Digiflazz takes one destination, `customer_no`: the route's `destination` when it has one, otherwise the values of
+ * the order's text fields joined in the form's order with no separator (selects, such as a server region, left out),
+ * which is how Digiflazz game products take a user id and a zone id ("12345678" + "1234" → "123456781234").
  */
-function customerNo(fields: Record<string, string>): string {
-  return fields.customer_no ?? Object.values(fields).join('');
+function customerNo(order: SupplierOrder): string {
+  return order.destination ?? order.fields.filter((field) => field.type === 'text').map((field) => field.value).join('');
 }
 
 /**
@@ -83,6 +83,8 @@ async function postJson(url: string, body: unknown, signal: AbortSignal): Promis
       headers: { 'content-type': 'application/json', accept: 'application/json' },
       body: JSON.stringify(body),
       signal,
+      // A redirect is no answer of the API (and following it would send the order elsewhere): unknown.
+      redirect: 'manual',
     });
   } catch (error) {
     return { failure: `no answer: ${error instanceof Error ? error.message : String(error)}` };
@@ -124,7 +126,7 @@ export const digiflazzAdapter: AdapterFactory = (provider) => {
         {
           username,
           buyer_sku_code: order.productCode,
-          customer_no: customerNo(order.fields),
+          customer_no: customerNo(order),
           ref_id: order.reference,
           sign: md5(username + credential('api_key') + order.reference),
         },

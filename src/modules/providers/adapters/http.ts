@@ -8,32 +8,34 @@ import type { AdapterFactory, CallbackReport, CredentialFields, SupplierOrder, S
  * - `POST {base_url}/orders` `{reference, product_code, fields, quantity}`, `Idempotency-Key: reference`;
  * - `GET {base_url}/orders/{reference}`, `GET {base_url}/balance`;
  * - callbacks POSTed by the supplier with the status body and `reference`.
- * Every request and callback carries `X-Signature: sha256=<hex HMAC-SHA256(secret, body)>` and `X-Timestamp`.
+ * Every request and callback carries `X-Timestamp: <unix seconds>` and
+ * `X-Signature: sha256=<hex HMAC-SHA256(secret, "<X-Timestamp>.<raw body>")>` (the body empty for a GET): the
+ * signature covers the time, so a captured request cannot be replayed with a fresh timestamp.
  */
-
-export const httpCredentials: CredentialFields = {
-  secret: 'Shared key of the HMAC-SHA256 signatures, both ways (at least 16 characters).',
-};
 
 const MIN_SECRET_LENGTH = 16;
 
-/** A callback whose X-Timestamp is further than this from now (seconds, either way) is taken for a replay. */
+export const httpCredentials: CredentialFields = {
+  secret: `Shared key of the HMAC-SHA256 signatures, both ways (at least ${MIN_SECRET_LENGTH} characters).`,
+};
+
+/** What `credentials` of an http provider must satisfy beyond being there: a secret long enough to sign with. */
+export const httpCredentialProblems = (credentials: Record<string, string>): string[] =>
+  (credentials.secret ?? '').length < MIN_SECRET_LENGTH ? [`The credentials.secret field must be at least ${MIN_SECRET_LENGTH} characters.`] : [];
+
+/** A request or callback whose X-Timestamp is further than this from now (seconds, either way) is refused. */
 export const HTTP_REPLAY_WINDOW_SECONDS = 300;
 
 export type HttpSignatureHeaders = { 'X-Signature': string; 'X-Timestamp': string };
 
 /** The one signing rule of the protocol, for requests and callbacks alike (the empty string for a GET). */
 export function signHttpBody(secret: string, body: string, timestamp: number = nowSeconds()): HttpSignatureHeaders {
-  return { 'X-Signature': signatureOf(secret, body), 'X-Timestamp': String(timestamp) };
+  return { 'X-Signature': signatureOf(secret, String(timestamp), body), 'X-Timestamp': String(timestamp) };
 }
 
-const signatureOf = (secret: string, body: string) => `sha256=${hmacSha256(secret, body).toString('hex')}`;
+const signatureOf = (secret: string, timestamp: string, body: string) => `sha256=${hmacSha256(secret, `${timestamp}.${body}`).toString('hex')}`;
 
-/**
- * Whether `signature` is the body's and `timestamp` lies within the replay window. As C22 is written the
- * signature covers the body only, not the timestamp, so the window keeps honest clocks honest rather than
- * stopping a determined replay; a replayed callback can only repeat what the order already knows.
- */
+/** Whether `signature` is that of `timestamp` and the body, and `timestamp` lies within the replay window. */
 export function verifyHttpSignature(
   secret: string,
   body: string,
@@ -43,7 +45,7 @@ export function verifyHttpSignature(
 ): boolean {
   if (!signature || !timestamp || !/^\d{1,12}$/.test(timestamp)) return false;
   if (Math.abs(now - Number(timestamp)) > HTTP_REPLAY_WINDOW_SECONDS) return false;
-  const expected = Buffer.from(signatureOf(secret, body));
+  const expected = Buffer.from(signatureOf(secret, timestamp, body));
   const given = Buffer.from(signature);
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
@@ -64,6 +66,9 @@ const callbackBody = statusBody.extend({ reference: z.string().min(1).max(200) }
 const balanceBody = z.object({ balance: z.string().regex(/^-?\d{1,18}(\.\d{1,8})?$/) });
 
 const NEVER_RECEIVED = 'never received by the provider';
+
+/** The only "never received" of the protocol: a 404 whose body says so. Any other 404 (a proxy's page, a moved URL) says nothing. */
+const notFoundBody = z.object({ status: z.literal('not_found') });
 
 function outcomeOf(body: StatusBody): SupplierOutcome {
   const ref = body.provider_reference === undefined ? {} : { providerReference: body.provider_reference };
@@ -122,7 +127,14 @@ export const httpAdapter: AdapterFactory = (provider) => {
       if (!usable) return { kind: 'refused', reason: 'provider has no usable secret: not sent' };
       let answer: Answer;
       try {
-        const body = JSON.stringify({ reference: order.reference, product_code: order.productCode, fields: order.fields, quantity: order.quantity });
+        const body = JSON.stringify({
+          reference: order.reference,
+          product_code: order.productCode,
+          // The form's labels and values, in the form's order.
+          fields: Object.fromEntries(order.fields.map((field) => [field.label, field.value])),
+          ...(order.destination === null ? {} : { destination: order.destination }),
+          quantity: order.quantity,
+        });
         answer = await request('POST', '/orders', body, signal, { 'Content-Type': 'application/json', 'Idempotency-Key': order.reference });
       } catch (err) {
         return unknown(describeError(err));
@@ -148,7 +160,7 @@ export const httpAdapter: AdapterFactory = (provider) => {
       } catch (err) {
         return unknown(describeError(err));
       }
-      if (answer.status === 404) return { kind: 'refused', reason: NEVER_RECEIVED };
+      if (answer.status === 404 && notFoundBody.safeParse(answer.json).success) return { kind: 'refused', reason: NEVER_RECEIVED };
       const parsed = statusBody.safeParse(answer.json);
       if (answer.status !== 200 || !parsed.success) return unexpected(answer, parsed.success ? parsed.data.status : undefined);
       if (parsed.data.reference !== undefined && parsed.data.reference !== order.reference) return unknown('HTTP 200 about another reference');

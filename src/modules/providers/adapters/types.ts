@@ -1,3 +1,5 @@
+import type { OrderFieldValue } from '../../../db/schema.js';
+
 /**
  * One interface for every top-up supplier protocol (DESIGN C22). An adapter speaks one supplier's protocol and
  * maps every answer onto exactly four outcomes; what to do with them (next route, settle, refund) is decided by
@@ -23,8 +25,10 @@ export type SupplierOrder = {
   reference: string;
   /** The supplier's own code for the product (the route's `product_code`). */
   productCode: string;
-  /** The buyer's answers to the top-up's form (form label → value), e.g. a player id. */
-  fields: Record<string, string>;
+  /** The buyer's answers to the top-up's form (e.g. a player id), in the form's order, each with its name and type. */
+  fields: OrderFieldValue[];
+  /** The route's `destination` made from the fields (`{user_id}{zone_id}` → `123456781234`); null without one. */
+  destination: string | null;
   quantity: number;
 };
 

@@ -21,10 +21,18 @@ UPDATE "orders" o SET "fields" = (
 WHERE o."kind" = 'top_up' AND o."status" = 0 AND o."informations" IS NOT NULL;--> statement-breakpoint
 ALTER TABLE "provider_attempts" ADD COLUMN "base_url" text;--> statement-breakpoint
 ALTER TABLE "provider_attempts" ADD COLUMN "destination" varchar(200);--> statement-breakpoint
+ALTER TABLE "provider_attempts" ADD COLUMN "timeout_ms" integer;--> statement-breakpoint
 ALTER TABLE "provider_attempts" ADD COLUMN "settled_by" varchar(8);--> statement-breakpoint
 ALTER TABLE "provider_attempts" ADD COLUMN "settle_reason" text;--> statement-breakpoint
--- An open attempt keeps asking where it was sent; settled ones are never asked again.
-UPDATE "provider_attempts" a SET "base_url" = p."base_url" FROM "providers" p
+-- An open attempt keeps asking where it was sent, with what it was sent: a Digiflazz status query sends the transaction
+-- again, so its customer_no stays the one the previous version made (a field customer_no, else every value of the
+-- order's informations in their stored order). Settled attempts are never asked again.
+UPDATE "provider_attempts" a SET "base_url" = p."base_url", "timeout_ms" = p."timeout_ms",
+  "destination" = CASE WHEN p."kind" = 'digiflazz' THEN (
+    SELECT coalesce(o."informations"->>'customer_no', string_agg(e.value, '' ORDER BY e.position))
+    FROM "orders" o LEFT JOIN LATERAL jsonb_each_text(o."informations") WITH ORDINALITY AS e(key, value, position) ON true
+    WHERE o."id" = a."order_id" GROUP BY o."informations") END
+FROM "providers" p
 WHERE p."id" = a."provider_id" AND a."outcome" IN ('sending', 'pending', 'unknown');--> statement-breakpoint
 ALTER TABLE "providers" ADD COLUMN "from_environment" boolean DEFAULT false NOT NULL;--> statement-breakpoint
 ALTER TABLE "top_up_routes" ADD COLUMN "destination" varchar(200);--> statement-breakpoint

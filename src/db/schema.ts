@@ -780,6 +780,11 @@ export const providerAttempts = pgTable(
     baseUrl: text('base_url'),
     /** The route's destination when the attempt was made (see topUpRoutes.destination). */
     destination: varchar('destination', { length: 200 }),
+    /**
+     * The provider's timeout when the attempt was made: its request leaves within it or not at all, so a `sending`
+     * attempt is only asked about (or refused by an operator) once it has passed. Null only for attempts settled before.
+     */
+    timeoutMs: integer('timeout_ms'),
     /** The route's cost when the attempt was made: what the store paid if it completed. */
     cost: money('cost'),
     outcome: varchar('outcome', { length: 10 }).$type<AttemptOutcome>().notNull().default('sending'),

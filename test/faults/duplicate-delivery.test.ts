@@ -1,44 +1,31 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addCodes } from '../../src/modules/inventory/service.js';
 import { QUEUE_NAMES } from '../../src/queues/index.js';
 import { checkInvariants, NO_VIOLATIONS, violations } from '../helpers/invariants.js';
+import { startHttpSupplier, type HttpSupplier } from '../helpers/suppliers/http-supplier.js';
 import { openScene, placeOrders, settled, type Scene } from './support.js';
 
 /**
  * Every job delivered more than once (BullMQ is at-least-once): each order's fulfilment job runs three
- * times over two workers, restocks run twice at once, and top-ups reach the provider again. Handlers are
- * idempotent: codes are delivered once, money moves once, and the provider sees one idempotency key per order.
+ * times over two workers, restocks run twice at once, and top-ups reach the provider (the TOPUP_PROVIDER=http one, a
+ * local supplier that keeps its own ledger and refuses a send whose Idempotency-Key is not the order's utr) again.
+ * Handlers are idempotent: codes are delivered once, money moves once, and each top-up is delivered once.
  */
+const SECRET = 'duplicate-delivery-secret';
 let scene: Scene;
-let provider: Server;
-const keysByUtr = new Map<string, Set<string>>();
+let supplier: HttpSupplier;
 
 beforeAll(async () => {
-  provider = createServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk) => (body += chunk));
-    req.on('end', () => {
-      const { utr } = JSON.parse(body) as { utr: string };
-      keysByUtr.set(utr, (keysByUtr.get(utr) ?? new Set()).add(String(req.headers['idempotency-key'])));
-      res.writeHead(200).end('ok');
-    });
-  });
-  await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
+  supplier = await startHttpSupplier({ secret: SECRET });
   scene = await openScene({
     workers: 2,
-    env: {
-      TOPUP_PROVIDER: 'http',
-      TOPUP_PROVIDER_URL: `http://127.0.0.1:${(provider.address() as AddressInfo).port}/top-ups`,
-      TOPUP_PROVIDER_SECRET: 'duplicate-delivery-secret',
-    },
+    env: { TOPUP_PROVIDER: 'http', TOPUP_PROVIDER_URL: supplier.url, TOPUP_PROVIDER_SECRET: SECRET },
     store: { scarce: 30 },
   });
 });
 afterAll(async () => {
   await scene?.close();
-  await new Promise((resolve) => provider.close(resolve));
+  await supplier?.close();
 });
 
 describe('jobs delivered more than once', () => {
@@ -67,7 +54,7 @@ describe('jobs delivered more than once', () => {
       expect(topUps.length).toBeGreaterThan(0);
       for (const { utr, status } of topUps) {
         expect(status).toBe(1);
-        expect([...(keysByUtr.get(utr) ?? [])]).toEqual([utr]);
+        expect(supplier.ledger.get(utr)?.deliveries).toBe(1);
       }
     } finally {
       await queue.close();

@@ -94,10 +94,18 @@ describe('every move locks the order and reads its delivery after the lock', () 
     const attempt = await besideAMove(
       order.id,
       (tx) => tx.execute(sql`update orders set status = 2, refunded_amount = total, updated_at = now() where id = ${order.id}`),
-      () => openAttempt(app.services.db, order.id, { provider_id: providerIds.a, product_code: 'X', cost: null, base_url: supplierA.url, destination: null }),
+      () => openAttempt(app.services.db, order.id, 0, { provider_id: providerIds.a, product_code: 'X', cost: null, base_url: supplierA.url, destination: null, timeout_ms: 300 }),
     );
     expect(attempt).toBeNull();
     expect((await app.services.sql`select count(*)::int as n from provider_attempts where order_id = ${order.id}`)[0]!.n).toBe(0);
+  });
+
+  it('a send by a job whose step is not the order\'s any more records nothing: that step\'s own job sends', async () => {
+    const order = await topUpOrder();
+    await app.services.sql`update orders set routing_step = 2 where id = ${order.id}`;
+    const route = { provider_id: providerIds.a, product_code: 'X', cost: null, base_url: supplierA.url, destination: null, timeout_ms: 300 };
+    expect(await openAttempt(app.services.db, order.id, 1, route)).toBeNull();
+    expect(await openAttempt(app.services.db, order.id, 2, route)).toMatchObject({ id: expect.any(Number) });
   });
 
   it('a hand-over waits for an attempt being recorded, then finds the order with its supplier and hands nothing over', async () => {

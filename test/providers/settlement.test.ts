@@ -150,6 +150,26 @@ describe('an open attempt blocks the operator', () => {
   });
 });
 
+describe('a request that may still be on its way', () => {
+  it('is not settled as refused until the provider\'s timeout (and a grace) has passed since it was recorded; as completed, at once', async () => {
+    // An attempt recorded moments ago, still `sending` with a 60 s timeout: its request may still reach A.
+    const topUp = await createTopUp(app.services.db, { services: [{ price: '6.00' }] });
+    const order = await createOrder(app.services.db, { accountId, topUpId: topUp.id, serviceId: topUp.services[0]!.id, unitPrice: '6.00' });
+    const [attempt] = await app.services.sql<{ id: number; started: string }[]>`
+      insert into provider_attempts (order_id, provider_id, product_code, base_url, timeout_ms)
+      values (${order.id}, ${providerIds.a}, 'X', ${supplierA.url}, 60000)
+      returning id::float8 as id, created_at::text as started`;
+    const before = await writes(order.utr);
+    const refused = await admin('POST', `/orders/${order.utr}/attempts/${attempt!.id}/settle`, { outcome: 'refused', reason: 'A has no such order' });
+    expect(await expectFailure(refused, 409)).toMatch(
+      new RegExp(`^The request of attempt ${attempt!.id} may still be on its way to "Supplier A" \\(sent \\d\\d:\\d\\d:\\d\\d\\); settle it as refused in (6[0-5]|5\\d) s, or as completed now\\.$`),
+    );
+    expect(await writes(order.utr)).toEqual(before);
+    await expectJson(await admin('POST', `/orders/${order.utr}/attempts/${attempt!.id}/settle`, { outcome: 'completed', reason: 'A delivered it' }), 200);
+    expect((await view_(order.utr)).status).toBe(1);
+  });
+});
+
 describe('what a settlement refuses (nothing written)', () => {
   it('an unknown attempt, one of another order, a settled one, a bad body, an unknown order', async () => {
     const first = await pendingAtA();

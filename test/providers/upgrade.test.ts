@@ -62,8 +62,9 @@ beforeAll(async () => {
     values (1, 1, '{}', 'Mobile Legends', 'ml', ${JSON.stringify(form)}::jsonb)`;
   await sql`insert into top_up_services (id, top_up_id, name, price) overriding system value values (1, 1, '86 diamonds', 6.00)`;
   await sql`
-    insert into providers (id, name, kind, base_url, credentials_sealed) overriding system value
-    values (1, 'Upstream', 'http', 'https://old.example.com/api', '\\x00')`;
+    insert into providers (id, name, kind, base_url, credentials_sealed, timeout_ms) overriding system value
+    values (1, 'Upstream', 'http', 'https://old.example.com/api', '\\x00', 7000),
+           (2, 'Digiflazz', 'digiflazz', 'https://api.digiflazz.com', '\\x00', 9000)`;
   const order = async (id: number, status: number, deliveryAttempts: number) => {
     await sql`
       insert into orders (id, utr, account_id, kind, top_up_id, status, total, currency, currency_symbol, informations, delivery_attempts)
@@ -78,6 +79,8 @@ beforeAll(async () => {
   await order(3, 1, 1); // delivered by the old sender
   await order(4, 0, 0); // with an attempt open at the routed provider
   await sql`insert into provider_attempts (order_id, provider_id, product_code, outcome) values (4, 1, 'ML86', 'pending')`;
+  await order(6, 0, 0); // with an attempt open at Digiflazz, sent with the previous version's customer_no
+  await sql`insert into provider_attempts (order_id, provider_id, product_code, outcome) values (6, 2, 'ml86', 'pending')`;
   // A card line dealt one code more than it owed, as a fixed defect could leave it.
   await sql`
     insert into orders (id, utr, account_id, kind, status, total, currency, currency_symbol) overriding system value
@@ -101,19 +104,23 @@ describe('the upgrade to one delivery path', () => {
     const orders = await sql<{ id: number; awaiting: boolean; note: string | null; fields: unknown }[]>`
       select id::int, awaiting_operator_since is not null as awaiting, note, fields from orders where kind = 'top_up' order by id`;
     expect(orders[0]).toMatchObject({ id: 1, awaiting: true, note: expect.stringContaining('TOPUP_PROVIDER=http sender of an earlier version') });
-    expect(orders.slice(1).map((o) => o.awaiting)).toEqual([false, false, false]);
+    expect(orders.slice(1).map((o) => o.awaiting)).toEqual([false, false, false, false]);
     // Open orders get their fields in the form's order (select first, as the form has it); a settled one needs none.
     const inFormOrder = [
       { name: 'region', label: 'Region', type: 'select', value: 'sea' },
       { name: 'user_id', label: 'User ID', type: 'text', value: '12345678' },
       { name: 'zone_id', label: 'Zone ID', type: 'text', value: '1234' },
     ];
-    expect(orders.map((o) => o.fields)).toEqual([inFormOrder, inFormOrder, null, inFormOrder]);
+    expect(orders.map((o) => o.fields)).toEqual([inFormOrder, inFormOrder, null, inFormOrder, inFormOrder]);
     const [column] = await sql`select count(*)::int as n from information_schema.columns where table_name = 'orders' and column_name = 'delivery_attempts'`;
     expect(column!.n).toBe(0);
-    // The open attempt keeps asking where it was sent.
-    const [attempt] = await sql`select base_url from provider_attempts where order_id = 4`;
-    expect(attempt!.base_url).toBe('https://old.example.com/api');
+    // An open attempt keeps asking where it was sent, with the timeout it was sent with.
+    const [attempt] = await sql`select base_url, timeout_ms, destination from provider_attempts where order_id = 4`;
+    expect(attempt).toEqual({ base_url: 'https://old.example.com/api', timeout_ms: 7000, destination: null });
+    // A Digiflazz status query sends the transaction again: with the customer_no it was first sent with, which the
+    // previous version made from every value in the stored order (jsonb's: the shorter labels first).
+    const [digiflazz] = await sql`select destination from provider_attempts where order_id = 6`;
+    expect(digiflazz!.destination).toBe('sea123456781234');
 
     // The check holds for new rows at once, though not validated.
     const [check] = await sql`select convalidated from pg_constraint where conname = 'order_lines_codes_owed_ck'`;

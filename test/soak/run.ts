@@ -6,11 +6,9 @@
  * written to reports/reliability.md.
  */
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { AddressInfo } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { connectDatabase } from '../../src/db/client.js';
@@ -22,6 +20,7 @@ import { createCampaign, createCard, createTopUp } from '../helpers/fixtures.js'
 import { checkInvariants, violations } from '../helpers/invariants.js';
 import { ROOT, sleep } from '../helpers/processes.js';
 import { ownRedis } from '../helpers/redis-server.js';
+import { startHttpSupplier } from '../helpers/suppliers/http-supplier.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -56,18 +55,19 @@ await migrateDatabase(databaseUrl.toString());
 const redis = await ownRedis();
 const db = connectDatabase(databaseUrl.toString(), { max: 4, applicationName: 'topup-soak' });
 
-// ── a top-up provider that mostly delivers, sometimes is down (retried) and sometimes refuses (refunded) ──
+// ── a top-up provider (the store's http protocol) that mostly delivers, sometimes delivers and answers 503 (an unknown
+// outcome, settled by a status query) and sometimes refuses (refunded) ──
 const providerAnswers = { delivered: 0, unavailable: 0, refused: 0 };
-const provider = createServer((req, res) => {
-  req.resume();
-  req.on('end', () => {
+const PROVIDER_SECRET = 'soak-provider-secret-0123';
+const provider = await startHttpSupplier({
+  secret: PROVIDER_SECRET,
+  modeFor: () => {
     const roll = Math.random();
-    const status = roll < 0.85 ? 200 : roll < 0.95 ? 503 : 422;
-    providerAnswers[status === 200 ? 'delivered' : status === 503 ? 'unavailable' : 'refused'] += 1;
-    res.writeHead(status).end();
-  });
+    const answer = roll < 0.85 ? 'delivered' : roll < 0.95 ? 'unavailable' : 'refused';
+    providerAnswers[answer] += 1;
+    return { mode: answer === 'delivered' ? 'deliver' : answer === 'unavailable' ? 'error500AfterDelivering' : 'refuse' };
+  },
 });
-await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
 
 const cluster: Cluster = await startCluster({
   databaseUrl: databaseUrl.toString(),
@@ -76,8 +76,8 @@ const cluster: Cluster = await startCluster({
   env: {
     JOB_LOCK_SECONDS: '3',
     TOPUP_PROVIDER: 'http',
-    TOPUP_PROVIDER_URL: `http://127.0.0.1:${(provider.address() as AddressInfo).port}/top-ups`,
-    TOPUP_PROVIDER_SECRET: 'soak-provider-secret-0123',
+    TOPUP_PROVIDER_URL: provider.url,
+    TOPUP_PROVIDER_SECRET: PROVIDER_SECRET,
   },
 });
 
@@ -334,8 +334,8 @@ const lines = [
   '',
   `Run of ${new Date().toISOString().slice(0, 10)} with \`npm run soak -- --orders ${ORDERS}\` on the development machine`,
   '(2 cores, Node 20, PostgreSQL 15, Redis 7): one API process and two worker processes, as in production, on a',
-  'database and a Redis of the run\'s own; an HTTP top-up provider that delivers 85 %, is unavailable 10 % (retried)',
-  'and refuses 5 % (refunded).',
+  'database and a Redis of the run\'s own; a top-up provider (the store\'s `http` protocol, TOPUP_PROVIDER=http) that',
+  'delivers 85 %, delivers and answers 503 10 % (settled by a status query) and refuses 5 % (refunded).',
   '',
   '## Scenario',
   '',
@@ -377,9 +377,11 @@ const lines = [
   healthy ? 'Every invariant of DESIGN §2 held.' : '**An invariant did not hold: see the counts above.**',
   '',
 ];
-await mkdir(new URL(`file://${ROOT}${args.report!.split('/').slice(0, -1).join('/')}/`), { recursive: true });
-await writeFile(`${ROOT}${args.report}`, lines.join('\n'));
-log(`report written to ${args.report}: ${healthy ? 'all invariants held' : 'INVARIANT VIOLATED'}`);
+// A relative --report is taken from the project root, where `npm run soak` runs.
+const reportFile = resolve(ROOT, args.report!);
+await mkdir(dirname(reportFile), { recursive: true });
+await writeFile(reportFile, lines.join('\n'));
+log(`report written to ${reportFile}: ${healthy ? 'all invariants held' : 'INVARIANT VIOLATED'}`);
 const processLogs = join(tmpdir(), `${name}.log`);
 await writeFile(processLogs, cluster.logs());
 log(`the processes' own logs: ${processLogs}`);
@@ -388,7 +390,7 @@ process.stdout.write(`${JSON.stringify({ orders: ORDERS, accepted: accepted.leng
 await cluster.stop();
 await redis.close();
 await db.close();
-await new Promise((resolve) => provider.close(resolve));
+await provider.close();
 await admin.unsafe(`drop database if exists "${name}" with (force)`);
 await admin.end({ timeout: 5 });
 process.exit(healthy ? 0 : 1);

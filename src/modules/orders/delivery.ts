@@ -50,7 +50,18 @@ export type DeliveryMove = keyof typeof DELIVERY_MOVES;
 export const OPEN_OUTCOMES = ['sending', 'pending', 'unknown'] as const satisfies readonly AttemptOutcome[];
 export type OpenOutcome = (typeof OPEN_OUTCOMES)[number];
 
-export type OpenAttempt = { id: number; provider_id: number; provider: string; outcome: OpenOutcome; started_at: string };
+/** `timeout_ms`: the provider's timeout when the attempt was made. */
+export type OpenAttempt = { id: number; provider_id: number; provider: string; outcome: OpenOutcome; started_at: string; timeout_ms: number; age_ms: number };
+
+/**
+ * A `sending` attempt's request leaves within the provider's timeout of the attempt being recorded, or not at all (the
+ * routing's sender gives up then): once that and this grace have passed, no request of it can still be on its way.
+ */
+export const SENDING_GRACE_MS = 5_000;
+
+/** How long a `sending` attempt's request may still be on its way (0: it surely ended). */
+export const inFlightFor = (attempt: { outcome: string; timeout_ms: number; age_ms: number }): number =>
+  attempt.outcome === 'sending' ? Math.max(0, attempt.timeout_ms + SENDING_GRACE_MS - attempt.age_ms) : 0;
 
 /** A locked top-up order and where its delivery stands. */
 export type Delivery = LockedOrder & { state: DeliveryState; open: OpenAttempt | null };
@@ -72,7 +83,8 @@ export const isOpenOutcome = (column: SQL) => sql`${column} in ('sending', 'pend
 /** The delivery of an order the caller has locked (lockOrder): read after the lock, so it is the last committed. */
 export async function deliveryOf(tx: Tx, order: LockedOrder): Promise<Delivery> {
   const [open] = await tx.execute<OpenAttempt>(sql`
-    select a.id::float8 as id, a.provider_id, p.name as provider, a.outcome, a.created_at as started_at
+    select a.id::float8 as id, a.provider_id, p.name as provider, a.outcome, a.created_at as started_at,
+           coalesce(a.timeout_ms, p.timeout_ms) as timeout_ms, extract(epoch from now() - a.created_at)::float8 * 1000 as age_ms
     from provider_attempts a join providers p on p.id = a.provider_id
     where a.order_id = ${order.id} and ${isOpenOutcome(sql`a.outcome`)}`);
   return { ...order, state: deliveryState(order, open !== undefined), open: open ?? null };
@@ -107,19 +119,29 @@ export function ensureMove(delivery: Delivery, move: DeliveryMove): void {
   throw new AppError('invalid_transition', 'The order has no open attempt with a provider.');
 }
 
-export type AttemptRoute = { provider_id: number; product_code: string; cost: string | null; base_url: string; destination: string | null };
+export type AttemptRoute = {
+  provider_id: number;
+  product_code: string;
+  cost: string | null;
+  base_url: string;
+  destination: string | null;
+  timeout_ms: number;
+};
 
 /**
- * `send`: records a new attempt of the order (`sending`, with the address, product and destination it goes to) before
- * its request leaves. Null when the order is not routing any more, or the provider had it already.
+ * `send`, by the job of routing step `step`: records a new attempt of the order (`sending`, with the address, product,
+ * destination and timeout it goes with) before its request leaves. Null when the order is not routing any more, its
+ * routing went on to another step (that step's job sends, so no attempt is ever left without a job), or the provider
+ * had it already.
  */
-export async function openAttempt(db: Db, orderId: number, route: AttemptRoute): Promise<{ id: number } | null> {
+export async function openAttempt(db: Db, orderId: number, step: number, route: AttemptRoute): Promise<{ id: number } | null> {
   return db.transaction(async (tx) => {
     const delivery = await lockDelivery(tx, { id: orderId });
-    if (!canMove(delivery, 'send')) return null;
+    if (!canMove(delivery, 'send') || delivery.routing_step !== step) return null;
     const [row] = await tx.execute<{ id: number }>(sql`
-      insert into provider_attempts (order_id, provider_id, product_code, cost, base_url, destination)
-      values (${orderId}, ${route.provider_id}, ${route.product_code}, ${route.cost}::numeric, ${route.base_url}, ${route.destination})
+      insert into provider_attempts (order_id, provider_id, product_code, cost, base_url, destination, timeout_ms)
+      values (${orderId}, ${route.provider_id}, ${route.product_code}, ${route.cost}::numeric, ${route.base_url}, ${route.destination},
+              ${route.timeout_ms})
       on conflict do nothing
       returning id::float8 as id`);
     return row ?? null;
@@ -167,6 +189,15 @@ export async function settleAttempt(db: Db, attemptId: number, settlement: Settl
       if (delivery.open?.id === attemptId) ensureMove(delivery, move);
       const [settled] = await tx.execute<{ outcome: AttemptOutcome }>(sql`select outcome from provider_attempts where id = ${attemptId}`);
       throw new AppError('invalid_transition', `Attempt ${attemptId} is settled already (${settled!.outcome}).`);
+    }
+    // An operator's refusal of a request that may still be on its way could send the order to a second supplier.
+    const inFlight = settlement.outcome === 'refused' && settledBy.by === 'operator' ? inFlightFor(delivery.open) : 0;
+    if (inFlight > 0) {
+      const { provider, started_at } = delivery.open;
+      throw new AppError(
+        'invalid_transition',
+        `The request of attempt ${attemptId} may still be on its way to ${JSON.stringify(provider)} (sent ${sentAt(started_at)}); settle it as refused in ${Math.ceil(inFlight / 1000)} s, or as completed now.`,
+      );
     }
     const operator = settledBy.by === 'operator' ? settledBy.reason : null;
     const queries = settledBy.by === 'provider' ? (settledBy.statusQueries ?? 0) : 0;

@@ -66,6 +66,8 @@ export type LockedOrder = {
   total: string;
   /** Top-ups: handed to an operator (C8), never sent by itself. */
   with_operator: boolean;
+  /** Top-ups: the routing step whose job moves the order on (see orders/delivery.ts). */
+  routing_step: number;
 };
 
 /**
@@ -75,7 +77,7 @@ export type LockedOrder = {
 export async function lockOrder(tx: Tx, order: { utr: string } | { id: number }): Promise<LockedOrder> {
   const where = 'utr' in order ? sql`utr = ${order.utr}` : sql`id = ${order.id}`;
   const [locked] = await tx.execute<LockedOrder>(sql`
-    select id::float8 as id, utr, account_id, kind, status, total, awaiting_operator_since is not null as with_operator
+    select id::float8 as id, utr, account_id, kind, status, total, awaiting_operator_since is not null as with_operator, routing_step
     from orders where ${where} for no key update`);
   if (!locked) throw 'utr' in order ? notFound('order', 'utr', order.utr) : notFound('order', 'id', order.id);
   return locked;

@@ -23,6 +23,7 @@ import { refundOrder } from '../fulfilment/refunds.js';
 import {
   deliveryState,
   handToOperator,
+  inFlightFor,
   nextRoutingStep,
   noteOpenOutcome,
   openAttempt,
@@ -53,8 +54,6 @@ export type RoutingDeps = { db: Db; logger: Logger; metrics: Pick<Metrics, 'orde
 export type RoutingResult = 'completed' | 'refunded' | 'awaiting_operator' | 'settling' | 'noop';
 
 const MAX_SETTLE_DELAY_MS = 10 * 60_000;
-/** A `sending` attempt is only asked about once its request has surely ended: the timeout plus this. */
-const SENDING_GRACE_MS = 5_000;
 
 type RoutedOrder = {
   id: number;
@@ -77,6 +76,7 @@ type Attempt = {
   destination: string | null;
   outcome: AttemptOutcome;
   status_queries: number;
+  timeout_ms: number;
   age_ms: number;
 };
 
@@ -95,7 +95,7 @@ async function readOrder(db: Db, orderId: number): Promise<RoutedOrder | null> {
 const attemptsOf = (db: Db, orderId: number) =>
   db.execute<Attempt>(sql`
     select a.id::float8 as id, a.provider_id, a.product_code, coalesce(a.base_url, p.base_url) as base_url, a.destination, a.outcome,
-           a.status_queries, extract(epoch from now() - a.created_at) * 1000 as age_ms
+           a.status_queries, coalesce(a.timeout_ms, p.timeout_ms) as timeout_ms, extract(epoch from now() - a.created_at)::float8 * 1000 as age_ms
     from provider_attempts a join providers p on p.id = a.provider_id
     where a.order_id = ${orderId} order by a.id`);
 
@@ -139,7 +139,8 @@ export async function advanceTopUpOrder(deps: RoutingDeps, orderId: number, step
         if (handed) deps.logger.warn({ utr: order.utr, provider: provider.name }, 'top-up attempt overdue: handed to an operator');
         return handed ? 'awaiting_operator' : 'noop';
       }
-      const wait = open!.outcome === 'sending' ? provider.timeout_ms + SENDING_GRACE_MS - open!.age_ms : 0;
+      // A request that may still be on its way is only asked about once it has surely ended.
+      const wait = inFlightFor(open!);
       if (wait > 0) return later(deps, order, wait);
       const outcome = await callProvider(deps, { ...provider, base_url: open!.base_url }, 'status', supplierOrder(order, open!), order.utr);
       const settled = await applyOutcome(deps, order, open!, outcome, observe, 1);
@@ -172,8 +173,15 @@ export async function advanceTopUpOrder(deps: RoutingDeps, orderId: number, step
     // `sending` attempt only after that (plus a grace), and a sender held up past it (a pause, a stopped process) must
     // not send after the status query concluded that nothing was sent.
     const sendBy = performance.now() + next.timeout_ms;
-    const route: AttemptRoute = { provider_id: next.id, product_code: next.product_code, cost: next.cost, base_url: next.base_url, destination: next.destination };
-    const attempt = await openAttempt(db, order.id, route);
+    const route: AttemptRoute = {
+      provider_id: next.id,
+      product_code: next.product_code,
+      cost: next.cost,
+      base_url: next.base_url,
+      destination: next.destination,
+      timeout_ms: next.timeout_ms,
+    };
+    const attempt = await openAttempt(db, order.id, step, route);
     // Another caller moved the order first: it goes on from there.
     if (!attempt) return 'noop';
     const opened = { id: attempt.id, status_queries: 0, ...route };

@@ -70,6 +70,8 @@ export type CallbackAttempt = { reference: string; body: string; status?: number
 export type HttpSupplierOptions = {
   secret: string;
   behaviour?: Partial<SupplierBehaviour>;
+  /** Settings for one new order, over the others (a mix of answers at random, say). */
+  modeFor?: (reference: string) => Partial<ModeSettings> | undefined;
   /** The store's starting balance (decimal string), lowered by `price` at each delivery. */
   balance?: string;
   price?: string;
@@ -171,7 +173,7 @@ export async function startHttpSupplier(options: HttpSupplierOptions) {
     if (req.headers['idempotency-key'] !== order.reference) return answer(res, 400, { error: 'Idempotency-Key is not the reference' });
     const existing = ledger.get(order.reference);
     if (existing) return answer(res, ...currentAnswer(existing));
-    const settings = settingsFor(order.productCode);
+    const settings = { ...settingsFor(order.productCode), ...options.modeFor?.(order.reference) };
     if (settings.mode === 'down') return void req.socket.destroy();
     // Recorded on receipt, before anything else: a status query for a reference it has begun never says 404.
     const entry: LedgerEntry = {

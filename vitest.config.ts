@@ -1,10 +1,11 @@
 import { defineConfig } from 'vitest/config';
+import { TOOL_SUITE } from './test/suites.js';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // The fault suite and the topology suite have their own commands (npm run test:faults, npm run test:topology).
-    exclude: ['test/faults/**', 'test/topology/**', 'node_modules/**'],
+    // The fault, topology and tools suites have their own commands (npm run test:faults, test:topology, test:tools).
+    exclude: ['test/faults/**', 'test/topology/**', ...TOOL_SUITE, 'node_modules/**'],
     globalSetup: ['test/helpers/global-setup.ts'],
     pool: 'forks',
     testTimeout: 30_000,

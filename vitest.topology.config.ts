@@ -8,6 +8,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/topology/**/*.test.ts'],
+    // Without haproxy, pgbouncer, redis-server or initdb the run stops at once, saying which is missing.
+    globalSetup: ['test/topology/setup.ts'],
     pool: 'forks',
     testTimeout: 300_000,
     hookTimeout: 180_000,

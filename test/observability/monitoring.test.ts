@@ -1,96 +1,25 @@
 /**
- * The monitoring pack in deploy/: the alert rules load and pass their promtool unit tests, the Grafana dashboard is
- * importable JSON whose queries parse, and every series the dashboard and the rules read is one the service serves on
+ * The monitoring pack in deploy/: the alert rules are complete and each tested, the Grafana dashboard is importable
+ * JSON (promtool.test.ts has Prometheus load and parse them), and every series the dashboard and the rules read is one the service serves on
  * /metrics, scraped live while it takes orders, runs jobs, delivers webhooks, calls a top-up provider and prunes
  * expired rows.
  */
-import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse, stringify } from 'yaml';
+import { parse } from 'yaml';
 import { createTestAccount, expectJson, tokenFor } from '../helpers/api.js';
 import { createCardService, createTopUp } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 import { startHttpSupplier, type HttpSupplier } from '../helpers/suppliers/http-supplier.js';
-import { command, waitFor } from '../helpers/system.js';
+import { waitFor } from '../helpers/system.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
+import { ALERT_TESTS, alertRules, dashboard, dashboardExprs, metricNames, queryPanels, variableSelectors, type AlertTests } from './monitoring-pack.js';
 import { createBuyer, placeCardOrder, placeTopUpOrder, stockCodes } from '../workers/support.js';
 
-const PROMTOOL = '/usr/bin/promtool';
-const DEPLOY = fileURLToPath(new URL('../../deploy/', import.meta.url));
-const ALERTS = join(DEPLOY, 'alerts.yaml');
-const ALERT_TESTS = join(DEPLOY, 'alerts.test.yaml');
-const DASHBOARD = join(DEPLOY, 'grafana-dashboard.json');
 const METRICS_TOKEN = 'metrics-token-0123456789abcdef';
 const SUPPLIER_SECRET = 'monitoring-supplier-secret-0123';
 
-type Rule = { alert: string; expr: string; for?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
-type AlertTests = { tests: Array<{ alert_rule_test?: Array<{ alertname: string; exp_alerts?: unknown[] }> }> };
-type Target = { expr?: string };
-type Panel = { type: string; title?: string; targets?: Target[]; panels?: Panel[]; datasource?: { uid?: string } };
-type Dashboard = { schemaVersion: number; panels: Panel[]; templating: { list: Array<{ name: string; type: string; query: unknown }> } };
-
-/** Runs promtool; CI installs it (Debian's `prometheus` package), and without it the pack is not checked: a failure. */
-async function promtool(...args: string[]): Promise<string> {
-  if (!existsSync(PROMTOOL)) throw new Error(`${PROMTOOL} is missing: install Debian's prometheus package (apt-get install prometheus), which provides promtool`);
-  return command(PROMTOOL, args);
-}
-
-const alertRules = async (): Promise<Rule[]> =>
-  (parse(await readFile(ALERTS, 'utf8')) as { groups: Array<{ rules: Rule[] }> }).groups.flatMap((group) => group.rules);
-
-const dashboard = async (): Promise<Dashboard> => JSON.parse(await readFile(DASHBOARD, 'utf8')) as Dashboard;
-
-/** Every panel but rows (layout only), including those folded into a collapsed row. */
-const queryPanels = (panels: Panel[]): Panel[] => panels.flatMap((panel) => (panel.type === 'row' ? queryPanels(panel.panels ?? []) : [panel]));
-
-const dashboardExprs = (board: Dashboard): string[] => queryPanels(board.panels).flatMap((panel) => (panel.targets ?? []).flatMap((t) => (t.expr ? [t.expr] : [])));
-
-/** The selectors of the dashboard's query variables (`label_values(<selector>, <label>)`). */
-const variableSelectors = (board: Dashboard): string[] =>
-  board.templating.list.flatMap((variable) => {
-    const match = variable.type === 'query' ? /^label_values\((.+),\s*\w+\)$/.exec(String(variable.query)) : null;
-    return match ? [match[1]!] : [];
-  });
-
-/** Grafana's variables as Prometheus would see them once Grafana filled them in. */
-const asPromQL = (expr: string) =>
-  expr
-    .replaceAll('$__rate_interval', '5m')
-    .replaceAll('$__interval', '1m')
-    .replaceAll('$__range', '1h')
-    .replace(/\$\w+/g, '.*');
-
-/** Aggregations and keywords, which (unlike functions) may stand before something other than `(`. */
-const PROMQL_WORDS = new Set([
-  ...['sum', 'min', 'max', 'avg', 'group', 'stddev', 'stdvar', 'count', 'count_values', 'bottomk', 'topk', 'quantile'],
-  ...['by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'bool', 'offset', 'and', 'or', 'unless', 'atan2', 'inf', 'nan'],
-]);
-
-/** The metric names a PromQL expression reads: identifiers that are not functions, keywords, label names or strings. */
-function metricNames(expr: string): string[] {
-  const bare = expr
-    .replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`[^`]*`/g, '""')
-    .replace(/\{[^}]*\}/g, '{}')
-    .replace(/\[[^\]]*\]/g, '[]')
-    .replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, '$1 ');
-  // Not after a word character, `.` or `$` (durations, numbers, Grafana variables); not a function call.
-  const names = [...bare.matchAll(/(?<![\w:.$])[a-zA-Z_:][\w:]*(?![\w:]|\s*\()/g)].map(([name]) => name);
-  return [...new Set(names.filter((name) => !PROMQL_WORDS.has(name.toLowerCase())))];
-}
-
 describe('the alert rules (deploy/alerts.yaml)', () => {
-  it('load in Prometheus', async () => {
-    expect(await promtool('check', 'rules', ALERTS)).toContain('SUCCESS');
-  });
-
-  it('pass their unit tests (deploy/alerts.test.yaml)', async () => {
-    expect(await promtool('test', 'rules', ALERT_TESTS)).toContain('SUCCESS');
-  });
-
   it('each wait a while, carry a severity, and tell the operator what happened and what to do', async () => {
     const rules = await alertRules();
     expect(rules.length).toBeGreaterThan(0);
@@ -126,19 +55,6 @@ describe('the Grafana dashboard (deploy/grafana-dashboard.json)', () => {
     }
   });
 
-  it('asks only what PromQL can parse', async () => {
-    const board = await dashboard();
-    const exprs = [...dashboardExprs(board), ...variableSelectors(board)];
-    // promtool parses expressions as recording rules.
-    const rules = { groups: [{ name: 'dashboard', rules: exprs.map((expr, i) => ({ record: `dashboard:query_${i}`, expr: asPromQL(expr) })) }] };
-    const dir = await mkdtemp(join(tmpdir(), 'dashboard-'));
-    try {
-      await writeFile(join(dir, 'queries.yaml'), stringify(rules));
-      expect(await promtool('check', 'rules', join(dir, 'queries.yaml'))).toContain(`SUCCESS: ${exprs.length} rules found`);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
-  });
 });
 
 describe('reading metric names out of PromQL', () => {

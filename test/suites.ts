@@ -1,0 +1,10 @@
+/**
+ * Test files that run a Debian tool (a browser, a pooler, a load balancer, promtool) beyond the Quick start's
+ * PostgreSQL and Redis: `npm run test:tools` runs them, `npm test` leaves them out so it passes on any machine.
+ */
+export const TOOL_SUITE = [
+  'test/browser/**/*.test.ts',
+  'test/hardening/pooler.test.ts',
+  'test/lifecycle/compose-cluster.test.ts',
+  'test/observability/promtool.test.ts',
+];

@@ -1,0 +1,17 @@
+import { defineConfig } from 'vitest/config';
+import { TOOL_SUITE } from './test/suites.js';
+
+/**
+ * `npm run test:tools`: the tests that run Debian's chromium, haproxy, pgbouncer and promtool (apt-get install
+ * chromium haproxy pgbouncer prometheus); without one of them the run stops at once, saying which.
+ */
+export default defineConfig({
+  test: {
+    include: TOOL_SUITE,
+    globalSetup: ['test/tools.setup.ts', 'test/helpers/global-setup.ts'],
+    pool: 'forks',
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    fileParallelism: true,
+  },
+});

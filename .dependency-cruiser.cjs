@@ -1,20 +1,64 @@
 /**
- * The layers of the service, enforced by `npm run check:layers` (run by .ci/run).
+ * The layers of the service, enforced by `npm run check:layers` (run by .ci/run). Imports point down this list:
  *
- *   src/main.ts, workers/main.ts, src/bin/*      composition roots: wire services, start processes
- *   src/modules/<feature>/{routes,schemas,…}.ts  HTTP and CLI adapters of a feature
- *   src/http/                                    the HTTP edge shared by every feature
- *   src/modules/<feature>/*.ts (the rest)        domain: one function per use case, dependencies passed in
- *   src/db/, src/lib/, src/errors.ts             data model and plain helpers
- *   workers/                                     BullMQ workers and timers, reaching the domain via module entries
+ *   src/main.ts, workers/main.ts, src/bin/            entry points: start a process or a command
+ *   src/startup/, src/seed/                           what a process does at start: config, migrations, gauges, demo data
+ *   workers/                                          BullMQ workers and timers, reaching features through their index.ts
+ *   src/modules/<feature>/                            features: routes, schemas, presenters and CLI over domain functions
+ *   src/modules/{order-state,accounts,inventory,      the lower domain every feature shares: the order state machines,
+ *     campaigns,suppliers}/                           accounts, stock, campaign pricing, the supplier adapters
+ *   src/http/, src/cli/, src/demo/                    the HTTP edge, the CLI library, the demo data (also OpenAPI examples)
+ *   src/runtime/, src/queues/                         what one process holds: connections, caches, metrics, queues
+ *   src/db/                                           the data model, the outbox, database plumbing
+ *   src/core/, src/lib/                               configuration, the error catalogue, the caller; plain helpers
  */
 
 /** Files of a feature folder that adapt it to HTTP or to the command line; everything else there is domain. */
-const ADAPTERS = '(routes|[a-z-]+-routes|schemas|presenters|middleware|guard|dashboard|limiters|messages|cli)\\.ts$';
-const DOMAIN = ['^src/modules/', '^src/db/', '^src/lib/', '^src/errors\\.ts$'];
+const ADAPTERS = '(routes|[a-z-]+-routes|schemas|presenters|middleware|dashboard|limiters|messages|cli)\\.ts$';
+const DOMAIN = ['^src/modules/', '^src/db/', '^src/lib/', '^src/core/'];
+/** The domain every feature builds on; it knows no feature. */
+const LOWER_DOMAIN = '^src/modules/(order-state|accounts|inventory|campaigns|suppliers)/';
 
 module.exports = {
   forbidden: [
+    {
+      name: 'no-folder-cycle',
+      comment:
+        'Two folders that import each other are one tangle: neither can be read, tested or moved alone. Each folder depends one way (the list at the top of this file).',
+      severity: 'error',
+      scope: 'folder',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'lower-domain-knows-no-feature',
+      comment:
+        'The order state machines, accounts, inventory, campaigns and the supplier adapters are used by many features; one importing a feature would tie every feature to it.',
+      severity: 'error',
+      from: { path: LOWER_DOMAIN },
+      to: { path: '^src/', pathNot: [LOWER_DOMAIN, '^src/(core|db|lib)/'] },
+    },
+    {
+      name: 'http-knows-no-module',
+      comment: 'src/http/ is the edge every feature mounts on (guards, shared fields, the contract); a feature it imported could not mount on it.',
+      severity: 'error',
+      from: { path: '^src/http/' },
+      to: { path: ['^src/modules/', '^src/(bin|seed|startup|demo)/', '^src/main\\.ts$', '^src/app\\.ts$'] },
+    },
+    {
+      name: 'modules-import-no-entry-point',
+      comment: 'Entry points, start-up, seeding and workers use the features; a feature importing them would run their side effects or tie itself to one process.',
+      severity: 'error',
+      from: { path: '^src/modules/' },
+      to: { path: ['^src/(bin|seed|startup)/', '^workers/', '^src/main\\.ts$', '^src/app\\.ts$'] },
+    },
+    {
+      name: 'core-and-runtime-know-no-feature',
+      comment: 'Configuration, the error catalogue and the process runtime are below every feature; gauges that read features are wired by src/startup.',
+      severity: 'error',
+      from: { path: ['^src/core/', '^src/runtime/', '^src/queues/', '^src/demo/', '^src/cli/'] },
+      to: { path: ['^src/modules/', '^src/(bin|seed|startup)/', '^workers/'] },
+    },
     {
       name: 'domain-without-http',
       comment: 'Domain code is plain functions: it imports neither hono nor the HTTP edge, so it runs the same from a route, a worker or the CLI.',
@@ -41,7 +85,7 @@ module.exports = {
       comment: 'src/lib holds helpers with no knowledge of the service: no database, no feature, no HTTP.',
       severity: 'error',
       from: { path: '^src/lib/' },
-      to: { path: ['^src/(db|modules|http|queues)/', '^src/(env|services|errors)\\.ts$'] },
+      to: { path: ['^src/(db|modules|http|queues|core|runtime|startup)/'] },
     },
     {
       name: 'nothing-imports-workers',

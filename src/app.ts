@@ -1,9 +1,9 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { AppEnv, Envelope } from './http/context.js';
-import type { Services } from './services.js';
+import type { Services } from './runtime/services.js';
 import { bodyLimit } from './http/body-limit.js';
-import { AppError } from './errors.js';
+import { AppError } from './core/errors.js';
 import { asAppError } from './http/failures.js';
 import { requestLog } from './http/request-log.js';
 import { requestIdentity } from './http/request-id.js';
@@ -25,7 +25,7 @@ import { catalogRoutes } from './modules/catalog/routes.js';
 import { licenseRoutes } from './modules/license/routes.js';
 import { orderRoutes } from './modules/orders/routes.js';
 import { reviewRoutes } from './modules/reviews/routes.js';
-import { storeRoutes } from './modules/store/routes.js';
+import { storeRoutes } from './modules/catalog-admin/routes.js';
 import { webhookAdminRoutes, webhookRoutes } from './modules/webhooks/routes.js';
 import { providerAdminRoutes, providerCallbackRoutes } from './modules/providers/routes.js';
 

@@ -1,9 +1,9 @@
 import { startWorkerProcess } from '../workers/process.js';
 import { createApp, createLane } from './app.js';
-import { bootstrap, exitOnUncaught, onShutdown, startOrExit, StartupError } from './bootstrap.js';
+import { bootstrap, exitOnUncaught, onShutdown, startOrExit, StartupError } from './startup/index.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { until } from './lib/deadline.js';
-import type { Config } from './env.js';
+import type { Config } from './core/env.js';
 import { serveHttp, type HttpServer } from './http/server.js';
 import type { Lane } from './http/cached-lane.js';
 import { isDatabaseEmpty, seedDemoData } from './seed/index.js';

@@ -1,6 +1,6 @@
 import { runPeriodically, type Periodic } from '../src/db/periodic.js';
-import { checkBalances } from '../src/modules/providers/index.js';
-import type { Services } from '../src/services.js';
+import { checkBalances } from '../src/modules/suppliers/index.js';
+import type { Services } from '../src/runtime/services.js';
 
 /** One run at a time across every worker process. */
 const BALANCE_WATCH_LOCK = 7301008;

@@ -1,6 +1,6 @@
 import { runPeriodically, type Periodic } from '../src/db/periodic.js';
 import { CAMPAIGN_SYNC_LOCK, syncCampaigns } from '../src/modules/campaigns/index.js';
-import type { Services } from '../src/services.js';
+import type { Services } from '../src/runtime/services.js';
 
 /** Runs syncCampaigns every `intervalMs` (campaign start, cap and end), one process at a time. */
 export function startCampaignSync(services: Services, intervalMs = 2000): Periodic {

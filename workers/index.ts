@@ -1,8 +1,9 @@
-import type { Services } from '../src/services.js';
+import type { Services } from '../src/runtime/services.js';
 import { until } from '../src/lib/deadline.js';
-import { batchedFulfilment, FULFILMENT_JOBS, restockCardService } from '../src/modules/fulfilment/index.js';
-import { statusObserver } from '../src/modules/orders/index.js';
-import { advanceTopUpOrder, createCircuits, syncEnvironmentProvider, type SupplierRouting } from '../src/modules/providers/index.js';
+import { advanceTopUpOrder, batchedFulfilment, FULFILMENT_JOBS, restockCardService, type SupplierRouting } from '../src/modules/fulfilment/index.js';
+import { statusObserver } from '../src/modules/order-state/index.js';
+import { syncEnvironmentProvider } from '../src/modules/providers/index.js';
+import { createCircuits } from '../src/modules/suppliers/index.js';
 import { FulfilmentJob, QUEUE_NAMES, RestockJob, RoutingJob, scheduleRoutingStep, WebhookJob } from '../src/queues/index.js';
 import { attemptDelivery } from '../src/modules/webhooks/index.js';
 import { startCampaignSync } from './campaign-sync.js';

@@ -1,4 +1,4 @@
-import { bootstrap, exitOnUncaught, onShutdown, startOrExit, StartupError } from '../src/bootstrap.js';
+import { bootstrap, exitOnUncaught, onShutdown, startOrExit, StartupError } from '../src/startup/index.js';
 import { startWorkers } from './index.js';
 import { serveWorkerMetrics } from './metrics-server.js';
 import type { FromWorkerProcess, ToWorkerProcess } from './process.js';

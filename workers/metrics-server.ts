@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { metricsAccess } from '../src/lib/bearer.js';
-import type { Services } from '../src/services.js';
+import type { Services } from '../src/runtime/services.js';
 
 /**
  * GET /metrics of a worker-only process (C16: job durations and failures, status changes, queue depth), on

@@ -1,10 +1,10 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { StartupError } from '../src/bootstrap.js';
+import { StartupError } from '../src/startup/index.js';
 import { until } from '../src/lib/deadline.js';
 import type { ProcessSeries } from '../src/lib/metrics.js';
-import type { Services } from '../src/services.js';
+import type { Services } from '../src/runtime/services.js';
 import type { RunningWorkers } from './index.js';
 
 /** What `npm start` and its worker process say to each other over the IPC channel. */

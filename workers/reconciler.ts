@@ -1,9 +1,9 @@
 import { runPeriodically } from '../src/db/periodic.js';
 import type { Tx } from '../src/db/client.js';
 import { servicesReadyToRestock } from '../src/modules/fulfilment/index.js';
-import { nextRoutingStep, ordersNotMovedOn, type WaitingCursor, type WaitingOrder } from '../src/modules/orders/index.js';
+import { nextRoutingStep, ordersNotMovedOn, type WaitingCursor, type WaitingOrder } from '../src/modules/order-state/index.js';
 import { routingJobId, scheduleRoutingStep } from '../src/queues/index.js';
-import type { Services } from '../src/services.js';
+import type { Services } from '../src/runtime/services.js';
 
 /** One reconciler run at a time across every worker process. */
 const RECONCILER_LOCK = 7301005;

@@ -1,6 +1,6 @@
 import { runPeriodically, type Periodic } from '../src/db/periodic.js';
 import { noPrunedRows, PRUNED_TABLES, pruneBatch, type EventCursor } from '../src/modules/retention/index.js';
-import type { Services } from '../src/services.js';
+import type { Services } from '../src/runtime/services.js';
 
 /** One run at a time across every worker process. */
 const RETENTION_LOCK = 7301009;

@@ -1,7 +1,7 @@
 import { runPeriodically, type Periodic } from '../src/db/periodic.js';
 import { foldCardSales } from '../src/modules/fulfilment/index.js';
 import { noteStockLevels } from '../src/modules/inventory/index.js';
-import type { Services } from '../src/services.js';
+import type { Services } from '../src/runtime/services.js';
 
 /** One run at a time across every worker process. */
 const STOCK_KEEPING_LOCK = 7301007;

@@ -1,7 +1,7 @@
 import { runPeriodically, type Periodic } from '../src/db/periodic.js';
 import { dueDeliveries } from '../src/modules/webhooks/index.js';
 import { webhookJobs } from '../src/queues/index.js';
-import type { Services } from '../src/services.js';
+import type { Services } from '../src/runtime/services.js';
 
 /** One relay run at a time across every worker process. */
 const WEBHOOK_RELAY_LOCK = 7301006;

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { z } from 'zod';
-import type { Services } from '../src/services.js';
+import type { Services } from '../src/runtime/services.js';
 import { connectionErrors, type Logger } from '../src/lib/logger.js';
 import { connectRedis } from '../src/lib/redis.js';
 

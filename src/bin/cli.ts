@@ -1,15 +1,15 @@
 import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { MultiBar, Presets } from 'cli-progress';
-import { bootstrap, startOrExit } from '../bootstrap.js';
-import { AppError } from '../errors.js';
+import { bootstrap, startOrExit } from '../startup/index.js';
+import { AppError } from '../core/errors.js';
 import { MAX_ID } from '../http/validation.js';
 import type { LogDestination } from '../lib/logger.js';
 import { adminCommands } from '../modules/admin/cli.js';
 import { licenseCommands } from '../modules/license/cli.js';
 import { providerCommands } from '../modules/providers/cli.js';
-import { storeCommands } from '../modules/store/cli.js';
+import { storeCommands } from '../modules/catalog-admin/cli.js';
 import { webhookCommands } from '../modules/webhooks/cli.js';
-import type { CliCommand, CliIo } from './cli-types.js';
+import type { CliCommand, CliIo } from '../cli/types.js';
 
 /**
  * `npm run cli -- <command> [args] [--option value]`: operator tasks. Results are JSON on stdout, messages on

@@ -1,4 +1,4 @@
-import { bootstrap, startOrExit } from '../bootstrap.js';
+import { bootstrap, startOrExit } from '../startup/index.js';
 
 /** `npm run db:migrate`: creates the database when missing and applies the committed migrations, then exits. */
 const services = await startOrExit(() => bootstrap({ prepareDatabase: true }));

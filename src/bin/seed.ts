@@ -1,4 +1,4 @@
-import { bootstrap, startOrExit } from '../bootstrap.js';
+import { bootstrap, startOrExit } from '../startup/index.js';
 import { seedDemoData } from '../seed/index.js';
 
 /** `npm run seed [-- --json]` (C14): demo data, idempotently; with --json the credentials are all stdout holds. */

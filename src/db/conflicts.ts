@@ -1,4 +1,4 @@
-import { validationError } from '../errors.js';
+import { validationError } from '../core/errors.js';
 
 /**
  * PostgreSQL gives up one of two transactions that wait on each other (deadlock_detected, 40P01) or that

@@ -58,7 +58,7 @@ export type OrderField = {
  */
 export type OrderFieldValue = { name: string; label: string; type: OrderField['field_type']; value: string };
 
-/** How `orders.status` is stored (C8); modules/orders/state.ts names the values and owns the moves between them. */
+/** How `orders.status` is stored (C8); modules/order-state/state.ts names the values and owns the moves between them. */
 export type OrderStatusCode = 0 | 1 | 2 | 3;
 
 export type ProductImage = { image: string; image_driver: string; preview: string; preview_driver: string };
@@ -419,7 +419,7 @@ export const reviews = pgTable(
 
 // ───────────────────────────── orders ─────────────────────────────
 
-/** C8: 0 initiate, 1 completed, 2 refund, 3 stock_short. Transitions live in modules/orders/state.ts. */
+/** C8: 0 initiate, 1 completed, 2 refund, 3 stock_short. Transitions live in modules/order-state/state.ts. */
 export const orders = pgTable(
   'orders',
   {
@@ -572,6 +572,29 @@ export const licenseItems = pgTable(
     check('license_items_media_kind_ck', sql`${t.mediaKind} in ('image', 'audio', 'video')`),
   ],
 );
+
+/** A license item as the API and the demo data create it. */
+export type NewLicenseItem = {
+  accountId: number;
+  name: string;
+  description?: string;
+  category: string;
+  subCategory?: string;
+  options?: string[];
+  version: string;
+  demoLink?: string;
+  tags?: string[];
+  mediaKind: MediaKind;
+  thumbnail: string;
+  previewImage?: string | null;
+  previewVideo?: string | null;
+  previewAudio?: string | null;
+  screenshots?: string[];
+  priceRegular: string;
+  priceExtended: string;
+  currency: string;
+  publishedAt?: string;
+};
 
 export const licensePurchases = pgTable(
   'license_purchases',

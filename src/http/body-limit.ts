@@ -1,6 +1,6 @@
 import type { Context, MiddlewareHandler, Next } from 'hono';
 import { matchedRoutes } from 'hono/route';
-import { AppError } from '../errors.js';
+import { AppError } from '../core/errors.js';
 
 /** A route's own limit for bodies of one content type, which it reads itself as a stream (see `streamedBody`). */
 type StreamedBody = { type: string; max: number };

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Context, TypedResponse } from 'hono';
 import type { JSONValue } from 'hono/utils/types';
-import type { Caller } from '../modules/accounts/service.js';
+import type { Caller } from '../core/caller.js';
 import type { AppEnv } from './context.js';
 import { routePattern } from './request-log.js';
 import { baseUrl } from './urls.js';

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Services } from '../services.js';
-import type { Caller } from '../modules/accounts/service.js';
+import type { Services } from '../runtime/services.js';
+import type { Caller } from '../core/caller.js';
 import { cachedAnswerKey, laneRouteKey, variantKey, type CachedAnswer, type LaneRoute } from './cached-json.js';
 import { lastEntry } from './client-ip.js';
 import { PROTECTIVE_HEADERS } from './headers.js';

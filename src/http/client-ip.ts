@@ -1,6 +1,6 @@
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context } from 'hono';
-import type { Services } from '../services.js';
+import type { Services } from '../runtime/services.js';
 import type { AppEnv } from './context.js';
 
 /**

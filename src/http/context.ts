@@ -1,6 +1,6 @@
 import type { accounts } from '../db/schema.js';
-import type { Caller } from '../modules/accounts/service.js';
-import type { Services } from '../services.js';
+import type { Caller } from '../core/caller.js';
+import type { Services } from '../runtime/services.js';
 
 /** Which envelope a failure is rendered in: Interface A (`failed`/`errors`) or B (`error`/`msg`). */
 export type Envelope = 'A' | 'B';

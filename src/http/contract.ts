@@ -1,6 +1,6 @@
 import { createRoute, OpenAPIHono, z, type Hook } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
-import { AppError, ERRORS, type ErrorCode } from '../errors.js';
+import { AppError, ERRORS, type ErrorCode } from '../core/errors.js';
 import type { AppEnv } from './context.js';
 import { formBody, validationFailure, type InputSource } from './validation.js';
 

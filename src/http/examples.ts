@@ -1,7 +1,7 @@
 import { ASSETS_PATH } from './urls.js';
 
 /**
- * What the examples of /openapi.json share: the demo store (src/seed/data/) as a client of
+ * What the examples of /openapi.json share: the demo store (src/demo/) as a client of
  * https://store.example.com sees it, in a fresh installation (so ids follow the demo data's order).
  */
 export const EXAMPLE_BASE_URL = 'https://store.example.com';

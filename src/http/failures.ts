@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { AppEnv } from './context.js';
-import { AppError, isDependencyDown } from '../errors.js';
+import { AppError, isDependencyDown } from '../core/errors.js';
 
 /**
  * Whatever a request threw, as a catalogue error. An unexpected error is logged with the request id

@@ -1,7 +1,7 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
 import type { Logger } from '../lib/logger.js';
-import type { Services } from '../services.js';
+import type { Services } from '../runtime/services.js';
 import type { AppEnv } from './context.js';
 
 /** The route label of a request no route answers: one value, so unknown paths never add series. */

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
-import { ERRORS } from '../errors.js';
+import { ERRORS } from '../core/errors.js';
 import type { Lane } from './cached-lane.js';
 
 /**

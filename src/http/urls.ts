@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import type { Config } from '../env.js';
+import type { Config } from '../core/env.js';
 import { forwarded } from './client-ip.js';
 import type { AppEnv } from './context.js';
 

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { AppError, notFound, validationError } from '../errors.js';
+import { AppError, notFound, validationError } from '../core/errors.js';
 import { isBlank, isStorableText, NOT_STORABLE } from '../lib/text.js';
 
 /**

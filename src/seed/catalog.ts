@@ -14,11 +14,11 @@ import {
   topUps,
   type ProductKind,
 } from '../db/schema.js';
-import type { Config } from '../env.js';
+import type { Config } from '../core/env.js';
 import { hmacSha256 } from '../lib/crypto.js';
 import { utcToday } from '../lib/time.js';
 import { createAccount } from '../modules/accounts/service.js';
-import { toSnapshot } from '../modules/catalog/pricing.js';
+import { toSnapshot } from '../modules/campaigns/pricing.js';
 import { sealCode } from '../modules/inventory/codes.js';
 import { refreshRatings } from '../modules/reviews/service.js';
 import {
@@ -30,7 +30,7 @@ import {
   DEMO_TOP_UPS,
   demoGateways,
   type DemoService,
-} from './data/catalog.js';
+} from '../demo/catalog.js';
 
 /** Products by slug, so reviews can name what they are about. */
 type ProductIds = Map<string, { kind: ProductKind; id: number }>;

@@ -1,7 +1,7 @@
 import { eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { accounts } from '../db/schema.js';
-import type { Config } from '../env.js';
+import type { Config } from '../core/env.js';
 import { hmacSha256, sha256 } from '../lib/crypto.js';
 import { createAccount } from '../modules/accounts/service.js';
 import { syncCampaigns } from '../modules/campaigns/service.js';

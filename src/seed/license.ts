@@ -1,9 +1,9 @@
 import { eq } from 'drizzle-orm';
 import type { Tx } from '../db/client.js';
 import { accounts } from '../db/schema.js';
-import type { Config } from '../env.js';
+import type { Config } from '../core/env.js';
 import { createItem, createPurchase } from '../modules/license/service.js';
-import { DEMO_ITEMS, DEMO_PROFILE } from './data/license.js';
+import { DEMO_ITEMS, DEMO_PROFILE } from '../demo/license.js';
 
 /**
  * Demo license items of each media kind (C14), the demo account's public profile, and purchases:

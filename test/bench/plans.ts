@@ -1,8 +1,9 @@
 import type { Db, Sql } from '../../src/db/client.js';
 import { createAccount } from '../../src/modules/accounts/service.js';
 import { createCardService } from '../helpers/fixtures.js';
-import type { Config } from '../../src/env.js';
-import { createServices } from '../../src/services.js';
+import type { Config } from '../../src/core/env.js';
+import { createServices } from '../../src/runtime/services.js';
+import { storeGauges } from '../../src/startup/gauges.js';
 import { startWorkers } from '../../workers/index.js';
 
 /**
@@ -96,7 +97,7 @@ const NOT_PLANNED = /^\s*(begin|commit|rollback|savepoint|release|set |select se
  */
 export async function timerPlans(config: Config, sql: Sql, { settleMs = 4000 } = {}): Promise<StatementPlan[]> {
   const sent = new Map<string, readonly unknown[]>();
-  const services = createServices(config, {
+  const services = createServices(config, storeGauges, {
     onQuery: (query, params) => {
       if (!NOT_PLANNED.test(query) && !sent.has(query)) sent.set(query, params);
     },

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { connectDatabase, type Database } from '../../src/db/client.js';
-import { loadConfig } from '../../src/env.js';
+import { loadConfig } from '../../src/core/env.js';
 import { QUEUE_NAMES } from '../../src/queues/index.js';
 import { bareHonoCeiling, bullmqCeiling, rawTxCeiling, removeRawTxRows, sameBytesCeiling } from './ceilings.js';
 import { createAccounts, dropDatabase, issueTokens, loadCatalog, loadCodes, loadOrderHistory, loadReviews, registerEndpoints, resetDatabase } from './data.js';

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseEnv } from '../../src/env.js';
+import { ConfigError, parseEnv } from '../../src/core/env.js';
 import { seedDemoData, type DemoCredentials } from '../../src/seed/index.js';
 import { client, expectFailure, expectJson, tokenFor, type Json } from '../helpers/api.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { OrderField } from '../../src/db/schema.js';
 import { createAccount } from '../../src/modules/accounts/service.js';
-import { ORDER_STATUS, transitionOrder } from '../../src/modules/orders/state.js';
+import { ORDER_STATUS, transitionOrder } from '../../src/modules/order-state/state.js';
 import { client, createTestAccount, expectJson, ISO_MICROS, tokenFor, type Json } from '../helpers/api.js';
 import { createCard, createCategory, createGateway, createOrderFor, createReview, createTopUp } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';

@@ -27,7 +27,7 @@ import {
   type OrderStatusCode,
   type ProductKind,
 } from '../../src/db/schema.js';
-import { toSnapshot, unitPriceCents } from '../../src/modules/catalog/pricing.js';
+import { toSnapshot, unitPriceCents } from '../../src/modules/campaigns/pricing.js';
 import { createItem, createPurchase, type LicenseItem, type NewPurchase } from '../../src/modules/license/service.js';
 import { fromCents, toCents } from '../../src/lib/money.js';
 import { utcToday } from '../../src/lib/time.js';

@@ -5,9 +5,10 @@ import { expect, inject } from 'vitest';
 import { checkContract } from './contract.js';
 import { startWorkers, type RunningWorkers, type WorkerOptions } from '../../workers/index.js';
 import { createApp, createLane } from '../../src/app.js';
-import { loadConfig } from '../../src/env.js';
-import type { Services } from '../../src/services.js';
-import { createServices } from '../../src/services.js';
+import { loadConfig } from '../../src/core/env.js';
+import type { Services } from '../../src/runtime/services.js';
+import { createServices } from '../../src/runtime/services.js';
+import { storeGauges } from '../../src/startup/gauges.js';
 import { serveHttp } from '../../src/http/server.js';
 import { scrape, TEST_METRICS_TOKEN } from './processes.js';
 
@@ -74,7 +75,7 @@ export async function startTestApp(
     LOG_LEVEL: 'silent',
     ...options.env,
   });
-  const services = createServices(config);
+  const services = createServices(config, storeGauges);
   const app = createApp(services);
   // Every answer is checked against its route's declared contract (test/helpers/contract.ts).
   const contract = checkContract(app, inject('contractDir'), expect.getState().testPath ?? name);

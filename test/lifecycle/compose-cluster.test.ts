@@ -7,7 +7,7 @@ import { access, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { loadConfig } from '../../src/env.js';
+import { loadConfig } from '../../src/core/env.js';
 import { ROOT } from '../helpers/processes.js';
 import { command } from '../helpers/system.js';
 

@@ -7,7 +7,8 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServices } from '../../src/services.js';
+import { createServices } from '../../src/runtime/services.js';
+import { storeGauges } from '../../src/startup/gauges.js';
 import { buyer, expectJson } from '../helpers/api.js';
 import { entryPoints } from '../helpers/entry.js';
 import { createCard } from '../helpers/fixtures.js';
@@ -113,7 +114,7 @@ function servesTheStore(app: () => TestApp) {
   });
 
   it('a catalog change in one process empties the catalog cache of another', async () => {
-    const other = createServices(app().services.config);
+    const other = createServices(app().services.config, storeGauges);
     try {
       let loads = 0;
       const read = () => other.catalogCache.get('probe', async () => ++loads);
@@ -141,7 +142,7 @@ describe('a rate limit while Redis is unreachable', () => {
   it('is decided in process memory, never silently: each decision counts in rate_limit_fallbacks_total', async () => {
     const app = await startTestApp();
     // The same service, pointed at a Redis that is not there (nothing listens on port 1).
-    const services = createServices({ ...app.services.config, redis: { kind: 'server', url: 'redis://127.0.0.1:1' } });
+    const services = createServices({ ...app.services.config, redis: { kind: 'server', url: 'redis://127.0.0.1:1' } }, storeGauges);
     try {
       const limiter = services.limiter('fallback-probe', 2, 60);
       await limiter.consume('client');

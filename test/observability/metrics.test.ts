@@ -3,7 +3,7 @@ import { createMetrics } from '../../src/lib/metrics.js';
 import { createTestAccount, expectJson, tokenFor } from '../helpers/api.js';
 import { sql } from 'drizzle-orm';
 import { createCard, createCardService, createOrder, createTopUp, createTopUpOrder } from '../helpers/fixtures.js';
-import { initiateBacklog } from '../../src/modules/orders/waiting.js';
+import { initiateBacklog } from '../../src/modules/order-state/waiting.js';
 import { noteStockLevels } from '../../src/modules/inventory/low-stock.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 import { TEST_METRICS_TOKEN } from '../helpers/processes.js';

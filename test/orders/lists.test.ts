@@ -4,7 +4,7 @@ import { createCard, createReview, createTopUp } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 import { cardCodes } from '../../src/db/schema.js';
 import { sealCode } from '../../src/modules/inventory/codes.js';
-import { ORDER_STATUS, transitionOrder } from '../../src/modules/orders/state.js';
+import { ORDER_STATUS, transitionOrder } from '../../src/modules/order-state/state.js';
 
 let app: TestApp;
 beforeAll(async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ORDER_STATUS } from '../../src/modules/orders/state.js';
+import { ORDER_STATUS } from '../../src/modules/order-state/state.js';
 import { expectFailure, expectJson } from '../helpers/api.js';
 import { createCardService, createTopUpService } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';

@@ -3,10 +3,10 @@ import { sql } from 'drizzle-orm';
 import { client, createTestAccount, expectJson, tokenFor } from '../helpers/api.js';
 import { createCard } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
-import { unitPriceCents, type PriceFields } from '../../src/modules/catalog/pricing.js';
+import { unitPriceCents, type PriceFields } from '../../src/modules/campaigns/pricing.js';
 import { toCents } from '../../src/lib/money.js';
 import { unitPriceSql } from '../../src/modules/orders/service.js';
-import { canTransition, ORDER_STATUS, STATUS_LABELS, transitionOrder, type OrderStatus } from '../../src/modules/orders/state.js';
+import { canTransition, ORDER_STATUS, STATUS_LABELS, transitionOrder, type OrderStatus } from '../../src/modules/order-state/state.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -45,7 +45,7 @@ describe('order state table (C8)', () => {
 });
 
 describe('placement pricing in SQL', () => {
-  it('agrees with catalog/pricing.ts (C6) to the cent', async () => {
+  it('agrees with campaigns/pricing.ts (C6) to the cent', async () => {
     const cases: PriceFields[] = [
       { price: '10.00', discount: '0', discountType: 'flat' },
       { price: '10.00', discount: '2.50', discountType: 'flat' },

@@ -23,7 +23,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { connectDatabase, type Database } from '../../src/db/client.js';
 import { createAccount } from '../../src/modules/accounts/service.js';
-import { signHttpBody } from '../../src/modules/providers/adapters/http.js';
+import { signHttpBody } from '../../src/modules/suppliers/adapters/http.js';
 import { startCluster, type Cluster } from '../helpers/cluster.js';
 import { createTopUp } from '../helpers/fixtures.js';
 import { createTestDatabase } from '../helpers/harness.js';

@@ -1,12 +1,12 @@
 /**
- * The delivery state machine of a top-up (src/modules/orders/delivery.ts): its table, and that every move locks the
+ * The delivery state machine of a top-up (src/modules/order-state/delivery.ts): its table, and that every move locks the
  * order and reads its delivery after the lock, so two moves of one order never interleave (an operator's refund and a
  * worker's new attempt, say); and that a sender held up past its timeout after recording an attempt never sends.
  */
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../../src/db/client.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { canMove, DELIVERY_MOVES, handToOperator, lockDelivery, openAttempt, type DeliveryState } from '../../src/modules/orders/delivery.js';
+import { canMove, DELIVERY_MOVES, handToOperator, lockDelivery, openAttempt, type DeliveryState } from '../../src/modules/order-state/delivery.js';
 import { refundOrder } from '../../src/modules/fulfilment/refunds.js';
 import { adminOf, createTestAccount, expectJson, type Json } from '../helpers/api.js';
 import { createOrder, createTopUp } from '../helpers/fixtures.js';

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { digiflazzAdapter, digiflazzCredentials } from '../../src/modules/providers/adapters/digiflazz.js';
-import type { CallbackRequest, SupplierAdapter, SupplierOrder } from '../../src/modules/providers/adapters/types.js';
+import { digiflazzAdapter, digiflazzCredentials } from '../../src/modules/suppliers/adapters/digiflazz.js';
+import type { CallbackRequest, SupplierAdapter, SupplierOrder } from '../../src/modules/suppliers/adapters/types.js';
 import { startDigiflazzServer, type DigiflazzServer } from '../helpers/suppliers/digiflazz-server.js';
 
 /** The adapter against a local Digiflazz; no database is needed. */

@@ -2,8 +2,8 @@ import { createHmac } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { httpAdapter, signHttpBody } from '../../src/modules/providers/adapters/http.js';
-import type { CallbackRequest, SupplierAdapter, SupplierOrder } from '../../src/modules/providers/adapters/types.js';
+import { httpAdapter, signHttpBody } from '../../src/modules/suppliers/adapters/http.js';
+import type { CallbackRequest, SupplierAdapter, SupplierOrder } from '../../src/modules/suppliers/adapters/types.js';
 import { startHttpSupplier, type HttpSupplier, type SupplierBehaviour } from '../helpers/suppliers/http-supplier.js';
 
 /** The `http` supplier protocol (C22), adapter against a local supplier that keeps its own ledger. No database. */

@@ -4,8 +4,8 @@
  * callbacks (never by another provider), every route refused → refund, open circuits skipped.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signHttpBody } from '../../src/modules/providers/adapters/http.js';
-import { checkBalances } from '../../src/modules/providers/balances.js';
+import { signHttpBody } from '../../src/modules/suppliers/adapters/http.js';
+import { checkBalances } from '../../src/modules/suppliers/balances.js';
 import { routingJobId } from '../../src/queues/index.js';
 import { adminOf, buyer, createTestAccount, expectFailure, expectJson, type Json } from '../helpers/api.js';
 import { createOrder, createTopUp } from '../helpers/fixtures.js';

@@ -5,7 +5,7 @@
  * the provider's answer would. Real workers, PostgreSQL and Redis, local suppliers that keep their own ledgers.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signHttpBody } from '../../src/modules/providers/adapters/http.js';
+import { signHttpBody } from '../../src/modules/suppliers/adapters/http.js';
 import { adminOf, createTestAccount, expectFailure, expectJson, type Json } from '../helpers/api.js';
 import { createOrder, createTopUp } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';

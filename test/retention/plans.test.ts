@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { connectDatabase, type Database } from '../../src/db/client.js';
-import { loadConfig } from '../../src/env.js';
+import { loadConfig } from '../../src/core/env.js';
 import { loadVolume, timerPlans, type StatementPlan } from '../bench/plans.js';
 import { createTestDatabase } from '../helpers/harness.js';
 

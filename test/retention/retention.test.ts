@@ -7,7 +7,7 @@ import { createTestAccount } from '../helpers/api.js';
 import { createCardService } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 import { createBuyer, placeCardOrder, stockCodes, waitFor, waitForStatus } from '../workers/support.js';
-import { ORDER_STATUS } from '../../src/modules/orders/state.js';
+import { ORDER_STATUS } from '../../src/modules/order-state/state.js';
 
 let app: TestApp;
 beforeAll(async () => {

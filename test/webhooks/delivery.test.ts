@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DbOrTx } from '../../src/db/client.js';
 import { newWebhookSecret } from '../../src/lib/webhook-signature.js';
-import { ORDER_STATUS, transitionOrder } from '../../src/modules/orders/state.js';
+import { ORDER_STATUS, transitionOrder } from '../../src/modules/order-state/state.js';
 import { expectJson } from '../helpers/api.js';
 import { createCardService } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';

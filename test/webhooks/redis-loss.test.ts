@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { dueDeliveries } from '../../src/modules/webhooks/index.js';
 import { webhookJobs } from '../../src/queues/index.js';
-import { ORDER_STATUS, transitionOrder } from '../../src/modules/orders/state.js';
+import { ORDER_STATUS, transitionOrder } from '../../src/modules/order-state/state.js';
 import { expectJson } from '../helpers/api.js';
 import { createCardService, createOrder } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';

@@ -4,7 +4,7 @@ import { createLogger } from '../../src/lib/logger.js';
 import { fulfilCardOrdersIn } from '../../src/modules/fulfilment/cards.js';
 import { batchedFulfilment, type FulfilmentResult } from '../../src/modules/fulfilment/index.js';
 import { openCode } from '../../src/modules/inventory/codes.js';
-import type { SupplierRouting } from '../../src/modules/providers/index.js';
+import type { SupplierRouting } from '../../src/modules/fulfilment/index.js';
 import { expectJson } from '../helpers/api.js';
 import { createCard, createOrder, createTopUpOrder } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';

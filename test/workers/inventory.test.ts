@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AppError } from '../../src/errors.js';
+import { AppError } from '../../src/core/errors.js';
 import { fulfilCardOrder } from '../../src/modules/fulfilment/cards.js';
 import { openCode } from '../../src/modules/inventory/codes.js';
 import { addCodes, stockOf } from '../../src/modules/inventory/service.js';

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AppError } from '../../src/errors.js';
+import { AppError } from '../../src/core/errors.js';
 import { fulfilCardOrder } from '../../src/modules/fulfilment/cards.js';
 import { completeTopUpOrder, refundOrder } from '../../src/modules/fulfilment/index.js';
 import { createCampaign, createCard, createTopUp } from '../helpers/fixtures.js';

@@ -1,12 +1,9 @@
 import { eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.js';
 import { accounts, balanceLedger } from '../../db/schema.js';
-import { notFound } from '../../errors.js';
+import { notFound } from '../../core/errors.js';
 import { randomSecret, sha256 } from '../../lib/crypto.js';
 import { fromCents, MAX_MONEY, toCents } from '../../lib/money.js';
-
-/** An account as the one placing a request: its id and the currency it pays in. */
-export type Caller = { id: number; currency: string; currencySymbol: string };
 
 export type NewAccount = {
   firstname: string;

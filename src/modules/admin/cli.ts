@@ -1,8 +1,8 @@
-import type { CliCommand } from '../../bin/cli-types.js';
-import { openInput, optionsInput, pageOptions } from '../../bin/cli-input.js';
+import type { CliCommand } from '../../cli/types.js';
+import { openInput, optionsInput, pageOptions } from '../../cli/input.js';
 import { pageRequest } from '../../lib/paging.js';
 import { completeTopUpOrder } from '../fulfilment/index.js';
-import { statusObserver } from '../orders/events.js';
+import { statusObserver } from '../order-state/events.js';
 import { codeLines } from '../inventory/code-lines.js';
 import { stockOf } from '../inventory/service.js';
 import { AdjustBalanceBody, CompleteOrderBody, CreateAccountBody, ListOrdersQuery, RefundOrderBody } from './schemas.js';

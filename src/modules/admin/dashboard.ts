@@ -3,7 +3,7 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { HonoAdapter } from '@bull-board/hono';
 import { serveStatic } from '@hono/node-server/serve-static';
 import { Hono } from 'hono';
-import type { Services } from '../../services.js';
+import type { Services } from '../../runtime/services.js';
 
 /**
  * Everything from this server: bull-board's page is patched (patches/@bull-board+ui+*.patch) not to ask Google for

@@ -8,30 +8,16 @@ import { pageObject, pageSchema } from '../../http/pagination.js';
 import { streamedBody } from '../../http/body-limit.js';
 import { LIMITS } from '../../http/server.js';
 import { pageRequest } from '../../lib/paging.js';
-import type { Services } from '../../services.js';
+import type { Services } from '../../runtime/services.js';
 import { completeTopUpOrder } from '../fulfilment/index.js';
 import { codeLines } from '../inventory/code-lines.js';
 import { stockOf } from '../inventory/service.js';
 import { licenseAdminRoutes } from '../license/admin-routes.js';
-import { statusObserver } from '../orders/events.js';
+import { statusObserver } from '../order-state/events.js';
 import { queueDashboard } from './dashboard.js';
-import { requireAdmin } from './guard.js';
-import {
-  AdjustBalanceBody,
-  AdminOrder,
-  Balance,
-  CompleteOrderBody,
-  CreateAccountBody,
-  ImportCodesBody,
-  ImportResult,
-  ListOrdersQuery,
-  NewAccount,
-  OrderMoved,
-  OrderRefunded,
-  RefundOrderBody,
-  Stock,
-  UtrParam,
-} from './schemas.js';
+import { requireAdmin } from '../../http/admin-guard.js';
+import { AdjustBalanceBody, AdminOrder, Balance, CompleteOrderBody, CreateAccountBody, ImportCodesBody, ImportResult, ListOrdersQuery, NewAccount, OrderMoved, OrderRefunded, RefundOrderBody, Stock } from './schemas.js';
+import { UtrParam } from '../../http/fields.js';
 import { importCodes, listOrders, moveBalance, openAccount, refundForOperator, restockHere } from './service.js';
 
 /** Where the admin router is mounted by the app, plus the dashboard's own prefix. */

@@ -1,17 +1,7 @@
 import { z } from '@hono/zod-openapi';
-import { keyOf, pageQuery, requiredText, text } from '../../http/validation.js';
-import { parseStatus } from '../orders/state.js';
-
-/** Money as a JSON number or a string with at most two decimals; `signed` allows a leading minus. */
-export const moneyAmount = (signed: boolean) =>
-  z.preprocess(
-    (v) => (typeof v === 'number' && Number.isFinite(v) ? String(v) : typeof v === 'string' ? v.trim() : v),
-    z
-      .string({ error: 'must be a number with at most 2 decimals.' })
-      .regex(signed ? /^-?\d{1,12}(\.\d{1,2})?$/ : /^\d{1,12}(\.\d{1,2})?$/, {
-        error: 'must be a number with at most 2 decimals.',
-      }),
-  );
+import { adminMoney, DeliveryStateSchema, moneyAmount } from '../../http/fields.js';
+import { pageQuery, requiredText, text } from '../../http/validation.js';
+import { parseStatus } from '../order-state/state.js';
 
 export const CreateAccountBody = z.object({
   firstname: requiredText(100),
@@ -55,22 +45,7 @@ export const CompleteOrderBody = z.object({ note: requiredText(1000).optional() 
 
 export const RefundOrderBody = z.object({ reason: requiredText(1000) });
 
-/** An order number in the path. */
-export const UtrParam = z.object({ utr: keyOf('order', text(32).regex(/^[A-Z0-9]+$/), 'utr') });
-
 // ───────────────────────────── responses (C13) ─────────────────────────────
-
-/** An amount operators read: a string with two decimals. */
-export const adminMoney = z.string().regex(/^-?\d+\.\d{2}$/).openapi({ example: '12.50' });
-
-/** Where a top-up's delivery stands (orders/delivery.ts); null for card orders. */
-export const DeliveryStateSchema = z
-  .enum(['routing', 'with_supplier', 'supplier_overdue', 'with_operator', 'delivered', 'refunded'])
-  .nullable()
-  .openapi({
-    description:
-      'Top-ups: routing (going to its next route), with_supplier (an attempt is open), supplier_overdue (an attempt still open after PROVIDER_SETTLE_HOURS: settle it), with_operator (complete or refund it), delivered, refunded',
-  });
 
 export const NewAccount = z
   .object({

@@ -1,17 +1,17 @@
 import { count, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { orderLines, orders } from '../../db/schema.js';
-import type { Config } from '../../env.js';
-import { AppError, notFound, validationError } from '../../errors.js';
+import type { Config } from '../../core/env.js';
+import { AppError, notFound, validationError } from '../../core/errors.js';
 import { isoMicros } from '../../lib/time.js';
 import { MAX_MONEY, moneyNumber, moneyText, toCents } from '../../lib/money.js';
 import { adjustBalance, createAccount, type AccountCredentials } from '../accounts/service.js';
 import { refundOrder } from '../fulfilment/index.js';
 import { restockCardService } from '../fulfilment/index.js';
 import { addCodes, type ImportCounts } from '../inventory/service.js';
-import { deliveryState, isOpenOutcome, type DeliveryState } from '../orders/delivery.js';
-import { unobserved, type StatusObserver } from '../orders/events.js';
-import { STATUS_LABELS, type OrderStatus } from '../orders/state.js';
+import { deliveryState, isOpenOutcome, type DeliveryState } from '../order-state/delivery.js';
+import { unobserved, type StatusObserver } from '../order-state/events.js';
+import { STATUS_LABELS, type OrderStatus } from '../order-state/state.js';
 
 export type NewOperatorAccount = { firstname: string; lastname: string; email?: string; currency?: string; balance?: string };
 
@@ -83,7 +83,7 @@ export type AdminOrder = {
   symbol: string;
   informations: Record<string, string> | null;
   note: string | null;
-  /** Top-ups: where the delivery stands (orders/delivery.ts), and since when the order waits for an operator (C8). */
+  /** Top-ups: where the delivery stands (order-state/delivery.ts), and since when the order waits for an operator (C8). */
   delivery: DeliveryState | null;
   awaiting_operator_since: string | null;
   created_at: string;
@@ -162,7 +162,7 @@ export async function listOrders(db: Db, { status, page, perPage }: OrderFilter)
   return { data, total: counted?.total ?? 0 };
 }
 
-/** Refunds a non-completed order (C8): a top-up only with no supplier attempt open (orders/delivery.ts). */
+/** Refunds a non-completed order (C8): a top-up only with no supplier attempt open (order-state/delivery.ts). */
 export async function refundForOperator(db: Db, utr: string, reason: string, observe: StatusObserver = unobserved) {
   const refunded = await refundOrder(db, utr, reason, observe);
   return { ...refunded, refunded_amount: moneyText(refunded.refunded_amount) };

@@ -1,5 +1,5 @@
 import type { Limiter } from '../../lib/rate-limit.js';
-import type { Services } from '../../services.js';
+import type { Services } from '../../runtime/services.js';
 
 /** Failed exchanges per (public key, client address) and per client address (C3). */
 export type AuthLimiters = { perKeyAndAddress: Limiter; perAddress: Limiter };

@@ -1,13 +1,13 @@
 import { createMiddleware } from 'hono/factory';
 import type { AppEnv } from '../../http/context.js';
 import { TOKEN } from '../../http/contract.js';
-import { AppError } from '../../errors.js';
-import type { Services } from '../../services.js';
+import { AppError } from '../../core/errors.js';
+import type { Services } from '../../runtime/services.js';
 import { sha256 } from '../../lib/crypto.js';
 import { consumeAll, type Limiter } from '../../lib/rate-limit.js';
 import { isoMicros } from '../../lib/time.js';
 import { accountForToken } from './service.js';
-import type { Caller } from '../accounts/service.js';
+import type { Caller } from '../../core/caller.js';
 
 const isoToMillis = (pgTimestamp: string) => Date.parse(isoMicros(pgTimestamp));
 

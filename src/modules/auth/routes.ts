@@ -1,11 +1,11 @@
 import { z } from '@hono/zod-openapi';
-import { AppError } from '../../errors.js';
+import { AppError } from '../../core/errors.js';
 import { clientIp } from '../../http/client-ip.js';
 import { contractRouter, endpoint } from '../../http/contract.js';
 import { requiredText } from '../../http/validation.js';
 import { blockedForSeconds, consumeAll, type LimitCheck } from '../../lib/rate-limit.js';
 import { isoMicros } from '../../lib/time.js';
-import type { Services } from '../../services.js';
+import type { Services } from '../../runtime/services.js';
 import { createAuthLimiters } from './limiters.js';
 import { exchangeKeyPair } from './service.js';
 

@@ -2,7 +2,7 @@ import { and, eq, gt, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { accounts, authTokens } from '../../db/schema.js';
 import { matchesDigest, randomSecret, sha256 } from '../../lib/crypto.js';
-import type { Caller } from '../accounts/service.js';
+import type { Caller } from '../../core/caller.js';
 
 /**
  * C3: exchanges a key pair for an opaque token (32 random bytes) stored only as its SHA-256 digest.

@@ -1,10 +1,19 @@
-import { sql } from 'drizzle-orm';
+import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.js';
-import type { DiscountType } from '../../db/schema.js';
+import {
+  campaignCardServices,
+  campaigns,
+  campaignTopUpServices,
+  cards,
+  cardServices,
+  topUps,
+  topUpServices,
+  type DiscountType,
+} from '../../db/schema.js';
 import { utcToday } from '../../lib/time.js';
-import { toSnapshot } from '../catalog/pricing.js';
-import { PRODUCT_KINDS, type KindTables } from '../../db/kinds.js';
-import { applicableMembership } from './rule.js';
+import { toSnapshot } from './pricing.js';
+import { ACTIVE, liveProduct, PRODUCT_KINDS, type KindTables } from '../../db/kinds.js';
+import { applicableMembership, campaignIsLive, campaignPrecedence } from './rule.js';
 
 /** Serialises campaign syncs across processes (seed, API and worker hosts). */
 export const CAMPAIGN_SYNC_LOCK = 7301003;
@@ -90,4 +99,34 @@ async function applyApplicable(tx: DbOrTx, kind: 'card' | 'top_up', today: strin
       where id = ${row.id} and is_offered = 0`);
   }
   return candidates.length;
+}
+
+/**
+ * The campaign that applies on `today` (C9, the one rule of rule.ts) with the services still in it: memberships not left at their cap, of active services.
+ */
+export async function activeCampaign(db: DbOrTx, today: string) {
+  const [campaign] = await db
+    .select()
+    .from(campaigns)
+    .where(campaignIsLive(today))
+    .orderBy(campaignPrecedence)
+    .limit(1);
+  if (!campaign) return null;
+  const [topUpRows, cardRows] = await Promise.all([
+    db
+      .select({ service: topUpServices })
+      .from(campaignTopUpServices)
+      .innerJoin(topUpServices, eq(topUpServices.id, campaignTopUpServices.topUpServiceId))
+      .innerJoin(topUps, eq(topUps.id, topUpServices.topUpId))
+      .where(and(eq(campaignTopUpServices.campaignId, campaign.id), isNull(campaignTopUpServices.leftAt), eq(topUpServices.status, ACTIVE), liveProduct('top_up')))
+      .orderBy(asc(topUpServices.id)),
+    db
+      .select({ service: cardServices })
+      .from(campaignCardServices)
+      .innerJoin(cardServices, eq(cardServices.id, campaignCardServices.cardServiceId))
+      .innerJoin(cards, eq(cards.id, cardServices.cardId))
+      .where(and(eq(campaignCardServices.campaignId, campaign.id), isNull(campaignCardServices.leftAt), eq(cardServices.status, ACTIVE), liveProduct('card')))
+      .orderBy(asc(cardServices.id)),
+  ]);
+  return { campaign, topUpServices: topUpRows.map((r) => r.service), cardServices: cardRows.map((r) => r.service) };
 }

@@ -1,9 +1,9 @@
 import type { ProductImage } from '../../db/schema.js';
-import type { Caller } from '../accounts/service.js';
+import type { Caller } from '../../core/caller.js';
 import { moneyNumber } from '../../lib/money.js';
 import { isoMicros } from '../../lib/time.js';
 import type { AssetUrl } from '../../http/urls.js';
-import { discountFigures } from './pricing.js';
+import { discountFigures } from '../campaigns/pricing.js';
 import type { CampaignRow, CardRow, CardServiceRow, CategoryRow, GatewayRow, TopUpRow, TopUpServiceRow } from './service.js';
 
 /** The caller's currency, in which prices are shown. */

@@ -1,12 +1,13 @@
+import { activeCampaign } from '../campaigns/service.js';
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { AppEnv } from '../../http/context.js';
-import type { Caller } from '../accounts/service.js';
+import type { Caller } from '../../core/caller.js';
 import { cachedJson } from '../../http/cached-json.js';
 import { contractRouter, endpoint } from '../../http/contract.js';
 import { pageObject } from '../../http/pagination.js';
 import { assetUrls, baseUrl } from '../../http/urls.js';
-import { notFound } from '../../errors.js';
+import { notFound } from '../../core/errors.js';
 import { pageOffset, pageRequest } from '../../lib/paging.js';
 import { utcToday } from '../../lib/time.js';
 import type { Db } from '../../db/client.js';
@@ -46,7 +47,6 @@ import {
   topUpServicesQuery,
 } from './schemas.js';
 import {
-  activeCampaign,
   activeCardServices,
   activeGateways,
   activeTopUpServices,

@@ -1,9 +1,7 @@
-import { and, asc, count, eq, inArray, isNull, sql, type AnyColumn } from 'drizzle-orm';
+import { and, asc, count, eq, inArray, sql, type AnyColumn } from 'drizzle-orm';
 import { batchedRead, builtOnce, type Db, type DbOrTx } from '../../db/client.js';
 import {
-  campaignCardServices,
   campaigns,
-  campaignTopUpServices,
   cardServices,
   cards,
   categories,
@@ -14,8 +12,7 @@ import {
   type CategoryType,
 } from '../../db/schema.js';
 import { ACTIVE, liveProduct } from '../../db/kinds.js';
-import { campaignIsLive, campaignPrecedence } from '../campaigns/rule.js';
-import { ORDER_STATUS } from '../orders/state.js';
+import { ORDER_STATUS } from '../order-state/state.js';
 import { orderedTopUp } from '../reviews/service.js';
 
 export type CategoryRow = typeof categories.$inferSelect;
@@ -127,36 +124,6 @@ export async function findCard(db: DbOrTx, id: number): Promise<CardRow | null> 
 /** Active gateways, informational only (C7). */
 export async function activeGateways(db: DbOrTx): Promise<GatewayRow[]> {
   return db.select().from(gateways).where(eq(gateways.status, ACTIVE)).orderBy(asc(gateways.sortBy), asc(gateways.id));
-}
-
-/**
- * The campaign that applies on `today` (C9, the one rule of campaigns/rule.ts) with the services still in it: memberships not left at their cap, of active services.
- */
-export async function activeCampaign(db: DbOrTx, today: string) {
-  const [campaign] = await db
-    .select()
-    .from(campaigns)
-    .where(campaignIsLive(today))
-    .orderBy(campaignPrecedence)
-    .limit(1);
-  if (!campaign) return null;
-  const [topUpRows, cardRows] = await Promise.all([
-    db
-      .select({ service: topUpServices })
-      .from(campaignTopUpServices)
-      .innerJoin(topUpServices, eq(topUpServices.id, campaignTopUpServices.topUpServiceId))
-      .innerJoin(topUps, eq(topUps.id, topUpServices.topUpId))
-      .where(and(eq(campaignTopUpServices.campaignId, campaign.id), isNull(campaignTopUpServices.leftAt), eq(topUpServices.status, ACTIVE), liveTopUp))
-      .orderBy(asc(topUpServices.id)),
-    db
-      .select({ service: cardServices })
-      .from(campaignCardServices)
-      .innerJoin(cardServices, eq(cardServices.id, campaignCardServices.cardServiceId))
-      .innerJoin(cards, eq(cards.id, cardServices.cardId))
-      .where(and(eq(campaignCardServices.campaignId, campaign.id), isNull(campaignCardServices.leftAt), eq(cardServices.status, ACTIVE), liveCard))
-      .orderBy(asc(cardServices.id)),
-  ]);
-  return { campaign, topUpServices: topUpRows.map((r) => r.service), cardServices: cardRows.map((r) => r.service) };
 }
 
 /** How many (account, top-up) pairs with a completed order a process keeps in mind before it starts again. */

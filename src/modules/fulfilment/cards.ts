@@ -2,8 +2,8 @@ import { sql } from 'drizzle-orm';
 import { builtStatement, type DbOrTx, type Tx } from '../../db/client.js';
 import { cardCodes, cardSales, cardServices, orderLines, orders } from '../../db/schema.js';
 import { noteStockLevels } from '../inventory/low-stock.js';
-import { statusChange, unobserved, type StatusChange, type StatusObserver } from '../orders/events.js';
-import { canTransition, ORDER_STATUS, sourcesOf, transitionOrders, type OrderStatus } from '../orders/state.js';
+import { statusChange, unobserved, type StatusChange, type StatusObserver } from '../order-state/events.js';
+import { canTransition, ORDER_STATUS, sourcesOf, transitionOrders, type OrderStatus } from '../order-state/state.js';
 
 export type CardFulfilment = 'completed' | 'stock_short' | 'noop';
 

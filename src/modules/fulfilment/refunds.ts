@@ -2,14 +2,14 @@ import { sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client.js';
 import { retryingConflicts } from '../../db/conflicts.js';
 import { accounts, balanceLedger, orderLines } from '../../db/schema.js';
-import { AppError } from '../../errors.js';
+import { AppError } from '../../core/errors.js';
 import { fromCents, toCents } from '../../lib/money.js';
 import { utcToday } from '../../lib/time.js';
 import { PRODUCT_KINDS } from '../../db/kinds.js';
 import { applicableMembership } from '../campaigns/rule.js';
-import { statusChange, unobserved, type StatusObserver } from '../orders/events.js';
-import { deliveryOf, ensureMove } from '../orders/delivery.js';
-import { ensureTransition, lockOrder, ORDER_STATUS, transitionOrder, type OrderStatus } from '../orders/state.js';
+import { statusChange, unobserved, type StatusObserver } from '../order-state/events.js';
+import { deliveryOf, ensureMove } from '../order-state/delivery.js';
+import { ensureTransition, lockOrder, ORDER_STATUS, transitionOrder, type OrderStatus } from '../order-state/state.js';
 
 type RefundLine = {
   card_service_id: number | null;

@@ -1,13 +1,13 @@
 /**
  * An operator's moves of a top-up order (C13, C22): complete it by hand, or settle its supplier's open attempt. Both
- * go through the delivery state machine (orders/delivery.ts): neither is allowed while an attempt may still deliver,
+ * go through the delivery state machine (order-state/delivery.ts): neither is allowed while an attempt may still deliver,
  * except the settlement of that very attempt.
  */
 import type { Db, DbOrTx } from '../../db/client.js';
-import { AppError } from '../../errors.js';
-import { ensureMove, lockDelivery, settleAttempt } from '../orders/delivery.js';
-import { statusChange, unobserved, type StatusObserver } from '../orders/events.js';
-import { ORDER_STATUS, transitionOrder, type OrderStatus } from '../orders/state.js';
+import { AppError } from '../../core/errors.js';
+import { ensureMove, lockDelivery, settleAttempt } from '../order-state/delivery.js';
+import { statusChange, unobserved, type StatusObserver } from '../order-state/events.js';
+import { ORDER_STATUS, transitionOrder, type OrderStatus } from '../order-state/state.js';
 
 /** An operator marks a top-up order delivered (initiate → completed); `observe` hears of it once committed. */
 export async function completeTopUpOrder(

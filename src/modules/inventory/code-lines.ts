@@ -1,4 +1,4 @@
-import { validationError } from '../../errors.js';
+import { validationError } from '../../core/errors.js';
 
 /** The longest card code, as the `codes` field of the API allows. */
 export const MAX_CODE_CHARS = 500;

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.js';
-import { recordOperatorEvent } from '../webhooks/outbox.js';
+import { recordOperatorEvent } from '../../db/outbox.js';
 
 export type LowStock = { card_service_id: number; card_id: number; name: string; available: number; threshold: number };
 

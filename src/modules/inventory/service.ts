@@ -2,9 +2,9 @@ import { sql } from 'drizzle-orm';
 import type { TransactionSql } from 'postgres';
 import type { Db, DbOrTx, Sql } from '../../db/client.js';
 import { cardCodes, cardServices, orderLines, orders } from '../../db/schema.js';
-import { notFound, validationError } from '../../errors.js';
+import { notFound, validationError } from '../../core/errors.js';
 import { isStorableText, NOT_STORABLE } from '../../lib/text.js';
-import { ORDER_STATUS } from '../orders/state.js';
+import { ORDER_STATUS } from '../order-state/state.js';
 import { badCode, MAX_CODE_CHARS, tooLong } from './code-lines.js';
 import { sealCode } from './codes.js';
 

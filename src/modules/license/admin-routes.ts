@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { notFound } from '../../errors.js';
+import { notFound } from '../../core/errors.js';
 import { ADMIN, contractRouter, endpoint } from '../../http/contract.js';
 import { rotateApiKey } from '../accounts/service.js';
 import { accountIdParam, createItemBody, createPurchaseBody } from './schemas.js';

@@ -1,5 +1,5 @@
-import type { CliCommand } from '../../bin/cli-types.js';
-import { optionsInput } from '../../bin/cli-input.js';
+import type { CliCommand } from '../../cli/types.js';
+import { optionsInput } from '../../cli/input.js';
 import { rotateApiKey } from '../accounts/service.js';
 import { createItemBody, createPurchaseBody } from './schemas.js';
 import { issueItem, issuePurchase } from './service.js';

@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import type { AppEnv } from '../../http/context.js';
-import { AppError, type ErrorCode } from '../../errors.js';
+import { AppError, type ErrorCode } from '../../core/errors.js';
 
 export type Language = 'en' | 'es';
 

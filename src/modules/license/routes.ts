@@ -8,7 +8,7 @@ import { assetUrls } from '../../http/urls.js';
 import { validationFailure } from '../../http/validation.js';
 import { consumeAll } from '../../lib/rate-limit.js';
 import { isBlank } from '../../lib/text.js';
-import type { Services } from '../../services.js';
+import type { Services } from '../../runtime/services.js';
 import { bearerToken } from '../auth/middleware.js';
 import { licenseError, SHARED_FAILURES } from './messages.js';
 import { presentAccount, presentItem, presentPurchase } from './presenters.js';

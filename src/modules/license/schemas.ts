@@ -2,7 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { EXAMPLE_CURRENCY, EXAMPLE_TIMESTAMP, exampleAsset } from '../../http/examples.js';
 import { id, idParam, optionalText, requiredText, text } from '../../http/validation.js';
 import { moneyNumber } from '../../lib/money.js';
-import { DEMO_ITEMS, DEMO_PROFILE } from '../../seed/data/license.js';
+import { DEMO_ITEMS, DEMO_PROFILE } from '../../demo/license.js';
 
 /**
  * The api key may come as query `api_key`, body field `api_key`, `X-API-Key` or `Authorization: Bearer` (C12);
@@ -79,7 +79,7 @@ export const accountIdParam = idParam('account');
 
 const timestamp = z.string().openapi({ example: EXAMPLE_TIMESTAMP });
 
-// Examples: the demo author (src/seed/data/license.ts) and the first of their items, bought with the demo purchase code.
+// Examples: the demo author (src/demo/license.ts) and the first of their items, bought with the demo purchase code.
 const [aurora] = DEMO_ITEMS;
 const auroraItem = {
   id: 1,

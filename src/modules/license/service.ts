@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.js';
-import { accounts, licenseItems, licensePurchases, type MediaKind } from '../../db/schema.js';
-import { validationError } from '../../errors.js';
+import { accounts, licenseItems, licensePurchases, type MediaKind, type NewLicenseItem } from '../../db/schema.js';
+import { validationError } from '../../core/errors.js';
 import { hmacSha256, sha256 } from '../../lib/crypto.js';
 import { moneyNumber } from '../../lib/money.js';
 import { isoMicros } from '../../lib/time.js';
@@ -93,28 +93,6 @@ export async function findPurchase(
   }
   return row ?? null;
 }
-
-export type NewLicenseItem = {
-  accountId: number;
-  name: string;
-  description?: string;
-  category: string;
-  subCategory?: string;
-  options?: string[];
-  version: string;
-  demoLink?: string;
-  tags?: string[];
-  mediaKind: MediaKind;
-  thumbnail: string;
-  previewImage?: string | null;
-  previewVideo?: string | null;
-  previewAudio?: string | null;
-  screenshots?: string[];
-  priceRegular: string;
-  priceExtended: string;
-  currency: string;
-  publishedAt?: string;
-};
 
 export async function createItem(db: DbOrTx, input: NewLicenseItem): Promise<LicenseItem> {
   const [row] = await db.insert(licenseItems).values(input).returning();

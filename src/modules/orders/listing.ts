@@ -4,7 +4,7 @@ import { PRODUCT_KINDS } from '../../db/kinds.js';
 import type { ProductImage, ProductKind } from '../../db/schema.js';
 import { isoMicros } from '../../lib/time.js';
 import { pageOffset, type PageRequest } from '../../lib/paging.js';
-import { STATUS_LABELS, type OrderStatus } from './state.js';
+import { STATUS_LABELS, type OrderStatus } from '../order-state/state.js';
 
 type ReviewInfo = { review: { comment: string | null; rating: number | null; status: 'active' | 'inactive' } };
 

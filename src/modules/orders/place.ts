@@ -1,6 +1,6 @@
 import type { Db } from '../../db/client.js';
 import type { ProductKind } from '../../db/schema.js';
-import { validationError } from '../../errors.js';
+import { validationError } from '../../core/errors.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Metrics } from '../../lib/metrics.js';
 import { checkTopUpOrder, mergeCardLines, newUtr, placeOrder, requestDigest, type CardLineRequest, type Idempotency } from './service.js';

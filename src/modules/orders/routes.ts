@@ -24,7 +24,7 @@ import {
   topUpOrderBody,
   TopUpOrderPage,
 } from './schemas.js';
-import { notFound } from '../../errors.js';
+import { notFound } from '../../core/errors.js';
 
 /** Placement logs with the request's id and hands it to the order's job, so the job's lines carry it too. */
 const placement = (c: Context<AppEnv>): PlacementDeps => {

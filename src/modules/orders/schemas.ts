@@ -3,11 +3,11 @@ import { EXAMPLE_CURRENCY, EXAMPLE_TIMESTAMP, exampleAsset, examplePage } from '
 import { pageSchema } from '../../http/pagination.js';
 import { aliased, id, pageQuery, positiveCount, REQUIRED, requiredText } from '../../http/validation.js';
 import { fromCents, moneyNumber } from '../../lib/money.js';
-import type { DemoProduct } from '../../seed/data/catalog.js';
-import { discountFigures, unitPriceCents } from '../catalog/pricing.js';
-import { DEMO_KINDS, demoPricing, demoProductImages, demoRatings } from '../catalog/schemas.js';
+import type { DemoProduct } from '../../demo/catalog.js';
+import { discountFigures, unitPriceCents } from '../campaigns/pricing.js';
+import { DEMO_KINDS, demoPricing, demoProductImages, demoRatings } from '../catalog/examples.js';
 
-// Examples: orders of the demo store (src/seed/data/catalog.ts) by a new account.
+// Examples: orders of the demo store (src/demo/catalog.ts) by a new account.
 const [pubg] = DEMO_KINDS.top_up.products;
 const [steam] = DEMO_KINDS.card.products;
 const EXAMPLE_UTR = { top_up: 'T0MWT6AW6V90F0B0E11FEC9DCD', card: 'C0MWT6AW5N89FD612DA6B49BED' };

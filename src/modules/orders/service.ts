@@ -4,11 +4,11 @@ import { builtOnce, builtStatement, type Db, type DbOrTx } from '../../db/client
 import { retryingConflicts } from '../../db/conflicts.js';
 import { ACTIVE, liveProduct, names, PRODUCT_KINDS } from '../../db/kinds.js';
 import { idempotencyKeys, topUpServices, topUps, type OrderField, type OrderFieldValue, type ProductKind } from '../../db/schema.js';
-import { AppError, validationError } from '../../errors.js';
+import { AppError, validationError } from '../../core/errors.js';
 import { isBlank, isStorableText, NOT_STORABLE } from '../../lib/text.js';
 import { sha256 } from '../../lib/crypto.js';
 import { applicableMembership } from '../campaigns/rule.js';
-import { ORDER_STATUS } from './state.js';
+import { ORDER_STATUS } from '../order-state/state.js';
 
 /** A fresh order number: kind prefix, time-sortable base36 milliseconds, then randomness (URL-safe, ≤ 32 chars). */
 export function newUtr(kind: ProductKind): string {
@@ -119,7 +119,7 @@ export function requestDigest(endpoint: string, request: unknown): Buffer {
 }
 
 
-/** C6 unit price in SQL, the same rule as catalog/pricing.ts unitPriceCents (rounded half-up, never below 0). */
+/** C6 unit price in SQL, the same rule as campaigns/pricing.ts unitPriceCents (rounded half-up, never below 0). */
 export const unitPriceSql = (price: string, discount: string, type: string) =>
   sql.raw(
     `greatest(0, case when ${type} = 'percentage' then round(${price} * (100 - ${discount}) / 100, 2) else ${price} - ${discount} end)`,

@@ -1,13 +1,13 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import type { AttemptOutcome } from '../../db/schema.js';
-import { AppError, notFound } from '../../errors.js';
+import { AppError, notFound } from '../../core/errors.js';
 import type { Logger } from '../../lib/logger.js';
-import { settleAttempt } from '../orders/delivery.js';
-import type { StatusObserver } from '../orders/events.js';
-import type { CallbackRequest } from './adapters/types.js';
-import { connectionOf, providerRows } from './connections.js';
-import type { SupplierRouting } from './routing.js';
+import { settleAttempt } from '../order-state/delivery.js';
+import type { StatusObserver } from '../order-state/events.js';
+import type { CallbackRequest } from '../suppliers/adapters/types.js';
+import { connectionOf, providerRows } from '../suppliers/connections.js';
+import type { SupplierRouting } from '../fulfilment/top-up-routing.js';
 
 export type CallbackDeps = { db: Db; logger: Logger; observe: StatusObserver; codeKey: Buffer; scheduleStep: SupplierRouting['scheduleStep'] };
 

@@ -1,10 +1,10 @@
-import type { CliArg, CliCommand, CliOption } from '../../bin/cli-types.js';
-import { jsonBody, optionsInput, readAll } from '../../bin/cli-input.js';
+import type { CliArg, CliCommand, CliOption } from '../../cli/types.js';
+import { jsonBody, optionsInput, readAll } from '../../cli/input.js';
 import { validate } from '../../http/validation.js';
-import { PROVIDER_KIND_NAMES } from './registry.js';
+import { PROVIDER_KIND_NAMES } from '../suppliers/registry.js';
 import { scheduleRoutingStep } from '../../queues/index.js';
 import { settleAttemptForOperator } from '../fulfilment/index.js';
-import { statusObserver } from '../orders/events.js';
+import { statusObserver } from '../order-state/events.js';
 import { MarginQuery, ProviderBody, ProviderPatch, RoutesBody, SettleAttemptBody } from './schemas.js';
 import { createProvider, listProviders, marginReport, routesOf, setRoutes, showOrder, updateProvider } from './service.js';
 

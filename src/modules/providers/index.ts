@@ -1,8 +1,2 @@
-/**
- * Top-up suppliers, as the workers see them (C22): the routing of an order, the circuits of the providers, their
- * balances, and what the reconciler needs to find a routing step whose job Redis lost.
- */
-export { checkBalances } from './balances.js';
-export { createCircuits } from './circuits.js';
-export { advanceTopUpOrder, type SupplierRouting } from './routing.js';
+/** Providers as the workers see them: the provider row of TOPUP_PROVIDER, brought in line with the environment at start. */
 export { syncEnvironmentProvider } from './service.js';

@@ -1,17 +1,17 @@
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { AppError } from '../../errors.js';
+import { AppError } from '../../core/errors.js';
 import { clientIp } from '../../http/client-ip.js';
 import type { AppEnv } from '../../http/context.js';
 import { blockedForSeconds, consumeAll, type LimitCheck } from '../../lib/rate-limit.js';
-import type { Services } from '../../services.js';
+import type { Services } from '../../runtime/services.js';
 import { contractRouter, endpoint } from '../../http/contract.js';
 import { requestLogger } from '../../http/request-log.js';
 import { scheduleRoutingStep } from '../../queues/index.js';
-import { adminOnly } from '../admin/guard.js';
-import { UtrParam } from '../admin/schemas.js';
+import { adminOnly } from '../../http/admin-guard.js';
+import { UtrParam } from '../../http/fields.js';
 import { idParam } from '../../http/validation.js';
-import { statusObserver } from '../orders/events.js';
+import { statusObserver } from '../order-state/events.js';
 import { receiveCallback } from './callbacks.js';
 import { settleAttemptForOperator } from '../fulfilment/index.js';
 import {

@@ -1,10 +1,9 @@
 import { z } from '@hono/zod-openapi';
 import { id, idParam, requiredText, text } from '../../http/validation.js';
 import { supplierUrlProblem } from '../../lib/supplier-url.js';
-import { adminMoney, DeliveryStateSchema, moneyAmount, UtrParam } from '../admin/schemas.js';
-import { listOf } from '../store/schemas.js';
-import { isDestinationTemplate } from './destination.js';
-import { PROVIDER_KIND_NAMES } from './registry.js';
+import { adminMoney, DeliveryStateSchema, listOf, moneyAmount, UtrParam } from '../../http/fields.js';
+import { isDestinationTemplate } from '../suppliers/destination.js';
+import { PROVIDER_KIND_NAMES } from '../suppliers/registry.js';
 
 /** C22 request and response bodies: one schema per request. */
 

@@ -3,15 +3,15 @@ import { inArray, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../../db/client.js';
 import { providers, type OrderField, type ProviderKind, type ProviderStatus } from '../../db/schema.js';
 import { refusedWhenTaken } from '../../db/conflicts.js';
-import type { Config } from '../../env.js';
-import { AppError, notFound, validationError } from '../../errors.js';
+import type { Config } from '../../core/env.js';
+import { AppError, notFound, validationError } from '../../core/errors.js';
 import { fromCents, moneyText, toCents } from '../../lib/money.js';
 import { isoMicros } from '../../lib/time.js';
-import { deliveryState, OPEN_OUTCOMES } from '../orders/delivery.js';
-import { ORDER_STATUS, type OrderStatus } from '../orders/state.js';
-import { PROVIDER_KINDS } from './registry.js';
-import { sealCredentials } from './connections.js';
-import { destinationNames } from './destination.js';
+import { deliveryState, OPEN_OUTCOMES } from '../order-state/delivery.js';
+import { ORDER_STATUS, type OrderStatus } from '../order-state/state.js';
+import { PROVIDER_KINDS } from '../suppliers/registry.js';
+import { sealCredentials } from '../suppliers/connections.js';
+import { destinationNames } from '../suppliers/destination.js';
 
 export type ProviderInput = {
   name: string;

@@ -2,7 +2,7 @@ import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { PRODUCT_KINDS } from '../../db/kinds.js';
 import type { ProductKind } from '../../db/schema.js';
-import { AppError, notFound, validationError } from '../../errors.js';
+import { AppError, notFound, validationError } from '../../core/errors.js';
 import type { AppEnv } from '../../http/context.js';
 import { contractRouter, endpoint, validBody } from '../../http/contract.js';
 import { reviewPagination, ReviewPagination } from '../../http/pagination.js';
@@ -10,10 +10,9 @@ import { assetUrls } from '../../http/urls.js';
 import { fieldLabel } from '../../http/validation.js';
 import { pageOffset, pageRequest } from '../../lib/paging.js';
 import { signedIn } from '../auth/middleware.js';
-import { findCard, findTopUp } from '../catalog/service.js';
 import { presentReview, type ReviewShape } from './presenters.js';
 import { cardReviewBody, cardReviewListQuery, Review, topUpReviewBody, topUpReviewListQuery } from './schemas.js';
-import { publishedReviews, submitReview } from './service.js';
+import { isLiveProduct, publishedReviews, submitReview } from './service.js';
 
 type Ctx = Context<AppEnv>;
 
@@ -23,8 +22,7 @@ const ReviewList = z.object({ reviews: z.array(Review), pagination: ReviewPagina
 /** A product's published reviews, newest first, 15 per page (C10). */
 async function listFor(c: Ctx, kind: ProductKind, productId: number, page: number | undefined, shape: ReviewShape) {
   const { db } = c.get('services');
-  const product = kind === 'top_up' ? await findTopUp(db, productId) : await findCard(db, productId);
-  if (!product) throw notFound(PRODUCT_KINDS[kind].words, 'id', productId);
+  if (!(await isLiveProduct(db, kind, productId))) throw notFound(PRODUCT_KINDS[kind].words, 'id', productId);
   const request = pageRequest({ page }, REVIEWS_PER_PAGE);
   const { rows, total } = await publishedReviews(db, kind, productId, { limit: request.perPage, offset: pageOffset(request) });
   return {

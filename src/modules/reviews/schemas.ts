@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { EXAMPLE_TIMESTAMP, exampleAsset } from '../../http/examples.js';
 import { id, keyOf, numberBetween, pageQuery, requiredText } from '../../http/validation.js';
-import { DEMO_REVIEWERS, DEMO_REVIEWS } from '../../seed/data/catalog.js';
+import { DEMO_REVIEWERS, DEMO_REVIEWS } from '../../demo/catalog.js';
 import { DEFAULT_AVATAR, maskEmail } from './presenters.js';
 
 /** A7 GET topup/review */

@@ -2,7 +2,7 @@ import { and, count, desc, eq, ne, sql, type Placeholder, type SQL } from 'drizz
 import type { DbOrTx } from '../../db/client.js';
 import { liveProduct, PRODUCT_KINDS } from '../../db/kinds.js';
 import { accounts, orderLines, orders, reviews, type ProductKind } from '../../db/schema.js';
-import { ORDER_STATUS } from '../orders/state.js';
+import { ORDER_STATUS } from '../order-state/state.js';
 
 /** `reviews.status` of a review shown to everyone (0: held for approval). */
 export const PUBLISHED = 1;
@@ -85,6 +85,12 @@ export type ReviewOutcome = 'submitted' | 'unknown_product' | 'not_purchased' | 
  * unique index (one review per account and product) settles races between two reviews of one account:
  * the later insert waits for the earlier one and then does nothing.
  */
+/** Whether the product is on sale: reviews are listed and taken only for those. */
+export async function isLiveProduct(db: DbOrTx, kind: ProductKind, productId: number): Promise<boolean> {
+  const found = await db.execute(sql`select 1 from ${productTable(kind)} where id = ${productId} and ${liveProduct(kind)}`);
+  return found.length > 0;
+}
+
 export async function submitReview(
   db: DbOrTx,
   input: { accountId: number; kind: ProductKind; productId: number; rating: number; comment: string; published: boolean },

@@ -1,5 +1,5 @@
-import type { CliCommand } from '../../bin/cli-types.js';
-import { optionsInput, pageOptions } from '../../bin/cli-input.js';
+import type { CliCommand } from '../../cli/types.js';
+import { optionsInput, pageOptions } from '../../cli/input.js';
 import { pageRequest } from '../../lib/paging.js';
 import { existingAccount } from '../accounts/service.js';
 import { listDeliveries, retryDelivery } from './deliveries.js';

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.js';
 import type { DeliveryStatus, WebhookEventType } from '../../db/schema.js';
-import { AppError, notFound } from '../../errors.js';
+import { AppError, notFound } from '../../core/errors.js';
 import { pageOffset, type PageRequest } from '../../lib/paging.js';
 import { isoMicros } from '../../lib/time.js';
 

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../../db/client.js';
 import type { DeliveryStatus, WebhookEventType } from '../../db/schema.js';
-import type { Config } from '../../env.js';
+import type { Config } from '../../core/env.js';
 import { decrypt } from '../../lib/crypto.js';
 import type { Metrics } from '../../lib/metrics.js';
 import { isoMicros } from '../../lib/time.js';

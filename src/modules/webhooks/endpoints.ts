@@ -1,11 +1,11 @@
 import { and, count, eq, isNull, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../../db/client.js';
 import { accounts, webhookEndpoints, type WebhookEventType } from '../../db/schema.js';
-import { AppError, notFound, validationError } from '../../errors.js';
+import { AppError, notFound, validationError } from '../../core/errors.js';
 import { encrypt } from '../../lib/crypto.js';
 import { newWebhookSecret } from '../../lib/webhook-signature.js';
 import { endpointUrlProblem } from './destinations.js';
-import { recordEndpointEvent } from './outbox.js';
+import { recordEndpointEvent } from '../../db/outbox.js';
 
 /** The events an account may subscribe to (C17). */
 export const CLIENT_EVENTS = ['order.completed', 'order.stock_short', 'order.refunded'] as const satisfies WebhookEventType[];

@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { AppEnv } from '../../http/context.js';
-import { adminOnly } from '../admin/guard.js';
+import { adminOnly } from '../../http/admin-guard.js';
 import { contractRouter, endpoint } from '../../http/contract.js';
 import { pageObject, pageSchema } from '../../http/pagination.js';
 import { idParam } from '../../http/validation.js';

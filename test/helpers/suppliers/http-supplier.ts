@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { signHttpBody, verifyHttpSignature } from '../../../src/modules/providers/adapters/http.js';
+import { signHttpBody, verifyHttpSignature } from '../../../src/modules/suppliers/adapters/http.js';
 
 /**
  * A local supplier that speaks the store's `http` protocol (DESIGN C22), written from the protocol rather than

@@ -1,15 +1,12 @@
-import { connectDatabase, type ConnectOptions, type Database } from './db/client.js';
-import type { Config } from './env.js';
-import { until } from './lib/deadline.js';
-import { connectionErrors, createLogger, type LogDestination, type Logger } from './lib/logger.js';
-import { createMetrics, type Metrics } from './lib/metrics.js';
-import { createLimiter, type LimiterFactory } from './lib/rate-limit.js';
-import { connectRedis, type RedisClient } from './lib/redis.js';
-import { SharedCache } from './lib/shared-cache.js';
-import { availableCodesPerService, lowStockPerService } from './modules/inventory/stock-levels.js';
-import { providerStates } from './modules/providers/service.js';
-import { initiateBacklog } from './modules/orders/waiting.js';
-import { createQueues, type Queues } from './queues/index.js';
+import { connectDatabase, type ConnectOptions, type Database } from '../db/client.js';
+import type { Config } from '../core/env.js';
+import { until } from '../lib/deadline.js';
+import { connectionErrors, createLogger, type LogDestination, type Logger } from '../lib/logger.js';
+import { createMetrics, type Metrics, type ScrapeSources } from '../lib/metrics.js';
+import { createLimiter, type LimiterFactory } from '../lib/rate-limit.js';
+import { connectRedis, type RedisClient } from '../lib/redis.js';
+import { SharedCache } from '../lib/shared-cache.js';
+import { createQueues, type Queues } from '../queues/index.js';
 
 /** Everything a request handler, a worker or a CLI command may use; built once per process by createServices. */
 export type Services = Database & {
@@ -33,13 +30,16 @@ export type Services = Database & {
 /** The queue states /metrics reports. */
 const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
 
+/** The gauges /metrics reads from the store's tables at scrape time, given by the process's entry point. */
+export type StoreGauges = (db: Database['db']) => Omit<ScrapeSources, 'queueJobs'>;
+
 export type ServiceOptions = Pick<ConnectOptions, 'onQuery'> & {
   /** Where the log lines go: stderr unless the process shows them otherwise (the CLI, above its progress bar). */
   logDestination?: LogDestination;
 };
 
 /** Opens the connections one process needs. The caller closes them with closeServices. */
-export function createServices(config: Config, { onQuery, logDestination }: ServiceOptions = {}): Services {
+export function createServices(config: Config, gauges: StoreGauges, { onQuery, logDestination }: ServiceOptions = {}): Services {
   const database = connectDatabase(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE, prepare: config.DATABASE_PREPARED_STATEMENTS, onQuery });
   const redis = connectRedis(config.redis, 'commands');
   const logger = createLogger(config.LOG_LEVEL, logDestination);
@@ -67,10 +67,7 @@ export function createServices(config: Config, { onQuery, logDestination }: Serv
           }),
         )
       ).flat(),
-    codesAvailable: () => availableCodesPerService(database.db),
-    lowStock: () => lowStockPerService(database.db),
-    providers: () => providerStates(database.db),
-    initiate: () => initiateBacklog(database.db),
+    ...gauges(database.db),
   });
   const fellBack = connectionErrors(logger, {}, 'Redis unreachable: rate limits are counted in this process only until it is back');
   const limiter: LimiterFactory = (keyPrefix, points, durationSeconds) =>

@@ -1,5 +1,5 @@
 /** The demo author's license items (one per media kind, C14) and public profile. Data only; src/seed/license.ts writes it. */
-import type { NewLicenseItem } from '../../modules/license/service.js';
+import type { NewLicenseItem } from '../db/schema.js';
 
 export type DemoItem = Omit<NewLicenseItem, 'accountId' | 'currency'>;
 

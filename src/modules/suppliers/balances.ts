@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import type { Logger } from '../../lib/logger.js';
-import { recordOperatorEvent } from '../webhooks/outbox.js';
+import { recordOperatorEvent } from '../../db/outbox.js';
 import { connectionOf, providerRows } from './connections.js';
 
 export type BalanceLow = { provider_id: number; name: string; balance: string; threshold: string };

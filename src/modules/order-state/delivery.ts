@@ -17,7 +17,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db, DbOrTx, Tx } from '../../db/client.js';
 import type { AttemptOutcome } from '../../db/schema.js';
-import { AppError, notFound } from '../../errors.js';
+import { AppError, notFound } from '../../core/errors.js';
 import { isoMicros, utcToday } from '../../lib/time.js';
 import { statusChange, type StatusChange } from './events.js';
 import { ensureTransition, lockOrder, ORDER_STATUS, transitionOrder, type LockedOrder } from './state.js';

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buyer, expectFailure, expectJson, ISO_MICROS, type Json } from '../helpers/api.js';
 import { createCategory, createReview, shiftDays } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
-import { createServices } from '../../src/services.js';
+import { createServices } from '../../src/runtime/services.js';
+import { storeGauges } from '../../src/startup/gauges.js';
 import { CARD_DETAIL_KEYS, CARD_SERVICE_KEYS, CATEGORY_KEYS, CAMPAIGN_KEYS, expectKeys, GATEWAY_KEYS, TOP_UP_KEYS, TOP_UP_SERVICE_KEYS } from '../catalog/shapes.js';
 import { adminApi } from './admin.js';
 
@@ -310,7 +311,7 @@ describe('campaigns', () => {
 
 describe('catalog caches', () => {
   it('a change drops the catalog cache of every process at once', async () => {
-    const other = createServices(app.services.config);
+    const other = createServices(app.services.config, storeGauges);
     try {
       let cachedAt = 0;
       await expect

@@ -2,7 +2,7 @@ import type { ReadStream } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import type { z } from '@hono/zod-openapi';
 import { validate } from '../http/validation.js';
-import type { CliOption } from './cli-types.js';
+import type { CliOption } from './types.js';
 
 /**
  * Command options as the API's input, validated by the same schema as the API (so the CLI refuses what the

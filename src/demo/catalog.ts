@@ -2,7 +2,7 @@
  * The demo store (C14): what `npm start` loads into an empty database. Data only; src/seed/catalog.ts
  * writes it. Edit here to change what a new installation shows.
  */
-import type { CategoryType, DiscountType, gateways, OrderField } from '../../db/schema.js';
+import type { CategoryType, DiscountType, gateways, OrderField } from '../db/schema.js';
 
 export type DemoService = {
   name: string;

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
-import { hasHashTag, parseHostPorts, type RedisTarget } from './lib/redis.js';
-import { supplierUrlProblem } from './lib/supplier-url.js';
+import { hasHashTag, parseHostPorts, type RedisTarget } from '../lib/redis.js';
+import { supplierUrlProblem } from '../lib/supplier-url.js';
 
 /** Every setting the service reads from the environment, with working local defaults. */
 const booleanFlag = z

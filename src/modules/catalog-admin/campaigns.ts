@@ -2,11 +2,11 @@ import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import { ACTIVE, PRODUCT_KINDS } from '../../db/kinds.js';
 import { campaigns, type DiscountType, type ProductKind } from '../../db/schema.js';
-import { validationError } from '../../errors.js';
+import { validationError } from '../../core/errors.js';
 import { fromCents, toCents } from '../../lib/money.js';
 import { utcToday } from '../../lib/time.js';
 import { CAMPAIGN_SYNC_LOCK, syncCampaigns } from '../campaigns/service.js';
-import { toSnapshot } from '../catalog/pricing.js';
+import { toSnapshot } from '../campaigns/pricing.js';
 import type { CampaignRow, CardServiceRow, TopUpServiceRow } from '../catalog/service.js';
 import { change, discountProblem, found, type Status, type StoreDeps } from './service.js';
 

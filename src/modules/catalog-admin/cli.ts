@@ -1,10 +1,10 @@
 import type { z } from '@hono/zod-openapi';
-import { jsonBody, readAll } from '../../bin/cli-input.js';
-import type { CliArg, CliCommand, CliOption } from '../../bin/cli-types.js';
-import type { Config } from '../../env.js';
+import { jsonBody, readAll } from '../../cli/input.js';
+import type { CliArg, CliCommand, CliOption } from '../../cli/types.js';
+import type { Config } from '../../core/env.js';
 import { assetUrlsUnder } from '../../http/urls.js';
 import { validate } from '../../http/validation.js';
-import type { Services } from '../../services.js';
+import type { Services } from '../../runtime/services.js';
 import { presentCampaign, presentCardDetails, presentCategory, presentGateway, presentService, presentTopUpListItem, type Urls } from '../catalog/presenters.js';
 import { createCampaign, endCampaign, updateCampaign } from './campaigns.js';
 import { presentCardService } from './presenters.js';

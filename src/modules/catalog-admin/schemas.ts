@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
-import { fieldLabel, id, MAX_ID, optionalText, positiveInt, requiredText, text, validationFailure } from '../../http/validation.js';
+import { listOf, moneyAmount } from '../../http/fields.js';
+import { id, MAX_ID, optionalText, positiveInt, requiredText, text } from '../../http/validation.js';
 import { isBlank } from '../../lib/text.js';
-import { moneyAmount } from '../admin/schemas.js';
 import { CardService } from '../catalog/schemas.js';
 
 /**
@@ -28,45 +28,6 @@ const date = requiredText(10).refine((v) => /^\d{4}-\d{2}-\d{2}$/.test(v) && !v.
   error: 'must be a date in the form YYYY-MM-DD.',
 });
 const map = <T extends z.ZodType>(values: T) => z.record(text(100), values, { error: 'must be an object of strings.' });
-
-/**
- * The Laravel name of a list entry's field: `order_information`, entry 0, `field_name` → "order information.0.field name".
- * The first failing entry is the list's one message.
- */
-function entryProblem(where: string, item: z.ZodType, entry: unknown): string | null {
-  if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) return `The ${where} field must be an object.`;
-  const result = item.safeParse(entry);
-  if (result.success) return null;
-  const [message] = [validationFailure(result.error.issues, entry, 'body').errors].flat();
-  const label = fieldLabel(String(result.error.issues[0]!.path[0] ?? ''));
-  return message!.replace(label, `${where}.${label}`);
-}
-
-/** A list of objects checked entry by entry, so that a failure names the entry; `distinct` is a key no two entries share. */
-export const listOf = <T extends z.ZodType>(name: string, item: T, { max, distinct }: { max: number; distinct: string }) =>
-  z.preprocess(
-    (value, ctx) => {
-      if (!Array.isArray(value)) return value;
-      if (value.length > max) {
-        ctx.addIssue({ code: 'custom', message: `The ${fieldLabel(name)} field must not have more than ${max} items.`, input: value });
-        return value;
-      }
-      const seen = new Set<unknown>();
-      for (const [i, entry] of value.entries()) {
-        const where = `${fieldLabel(name)}.${i}`;
-        let problem = entryProblem(where, item, entry);
-        const key = problem === null ? (entry as Record<string, unknown>)[distinct] : undefined;
-        if (problem === null && seen.has(key)) problem = `The ${where}.${fieldLabel(distinct)} field has a duplicate value.`;
-        seen.add(key);
-        if (problem !== null) {
-          ctx.addIssue({ code: 'custom', message: problem, input: value });
-          break;
-        }
-      }
-      return value;
-    },
-    z.array(item, { error: 'must be a list.' }).max(max, { error: `must not have more than ${max} items.` }),
-  );
 
 // ───────────────────────────── categories ─────────────────────────────
 

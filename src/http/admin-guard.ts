@@ -1,8 +1,8 @@
 import { createMiddleware } from 'hono/factory';
-import type { AppEnv } from '../../http/context.js';
-import { AppError } from '../../errors.js';
-import { ADMIN } from '../../http/contract.js';
-import { bearerToken, isConfiguredSecret } from '../../lib/bearer.js';
+import type { AppEnv } from './context.js';
+import { AppError } from '../core/errors.js';
+import { ADMIN } from './contract.js';
+import { bearerToken, isConfiguredSecret } from '../lib/bearer.js';
 
 /** HTTP Basic with any user name: the password is the token. */
 function basicPassword(header: string | undefined): string | null {

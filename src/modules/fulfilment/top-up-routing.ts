@@ -6,7 +6,7 @@
  *   callbacks, never by sending to another provider; unsettled after PROVIDER_SETTLE_HOURS, it waits for an operator;
  * - every route refused → refund; no route left to try → an operator; a provider that is disabled, or whose circuit
  *   is open, is skipped for new orders.
- * Each move goes through the delivery state machine (`orders/delivery.ts`), which locks the order and refuses what its
+ * Each move goes through the delivery state machine (`order-state/delivery.ts`), which locks the order and refuses what its
  * table does not allow, so a call may run in any process, twice, or beside a callback or an operator: an order is
  * never with two providers at once, and never sent while an attempt may still deliver.
  *
@@ -19,7 +19,7 @@ import type { Db } from '../../db/client.js';
 import type { AttemptOutcome, OrderFieldValue } from '../../db/schema.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Metrics } from '../../lib/metrics.js';
-import { refundOrder } from '../fulfilment/refunds.js';
+import { refundOrder } from './refunds.js';
 import {
   deliveryState,
   handToOperator,
@@ -31,13 +31,13 @@ import {
   settleAttempt,
   withdrawAttempt,
   type AttemptRoute,
-} from '../orders/delivery.js';
-import { statusObserver, type StatusObserver } from '../orders/events.js';
-import type { OrderStatus } from '../orders/state.js';
-import type { SupplierOrder } from './adapters/types.js';
-import type { Circuits, GuardedOutcome } from './circuits.js';
-import { connectionOf, PROVIDER_COLUMNS, providerRows, type ProviderRow } from './connections.js';
-import { renderDestination } from './destination.js';
+} from '../order-state/delivery.js';
+import { statusObserver, type StatusObserver } from '../order-state/events.js';
+import type { OrderStatus } from '../order-state/state.js';
+import type { SupplierOrder } from '../suppliers/adapters/types.js';
+import type { Circuits, GuardedOutcome } from '../suppliers/circuits.js';
+import { connectionOf, PROVIDER_COLUMNS, providerRows, type ProviderRow } from '../suppliers/connections.js';
+import { renderDestination } from '../suppliers/destination.js';
 
 export type SupplierRouting = {
   codeKey: Buffer;

@@ -1,5 +1,5 @@
 /**
- * The store API (src/modules/store/routes.ts) under arbitrary input: path segments for :id, bodies in every
+ * The store API (src/modules/catalog-admin/routes.ts) under arbitrary input: path segments for :id, bodies in every
  * encoding with fields mostly plausible, credentials mostly right. Invariants of test/properties/support.ts:
  * never a 5xx, always the A envelope, a refusal writes nothing.
  */

@@ -1,9 +1,9 @@
 import { sql } from 'drizzle-orm';
 import { builtStatement, type DbOrTx, type Tx } from '../../db/client.js';
 import type { OrderStatusCode, ProductKind, WebhookEventType } from '../../db/schema.js';
-import { wantingEndpoints } from '../webhooks/outbox.js';
+import { wantingEndpoints } from '../../db/outbox.js';
 import { fromCents, toCents } from '../../lib/money.js';
-import { AppError, notFound } from '../../errors.js';
+import { AppError, notFound } from '../../core/errors.js';
 
 /** C8 order statuses as stored in `orders.status`: the only place that knows their numbers. */
 export const ORDER_STATUS = { initiate: 0, completed: 1, refund: 2, stock_short: 3 } as const satisfies Record<string, OrderStatusCode>;
@@ -66,7 +66,7 @@ export type LockedOrder = {
   total: string;
   /** Top-ups: handed to an operator (C8), never sent by itself. */
   with_operator: boolean;
-  /** Top-ups: the routing step whose job moves the order on (see orders/delivery.ts). */
+  /** Top-ups: the routing step whose job moves the order on (see order-state/delivery.ts). */
   routing_step: number;
 };
 

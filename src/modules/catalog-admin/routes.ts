@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import type { AppEnv } from '../../http/context.js';
-import { adminOnly } from '../admin/guard.js';
+import { adminOnly } from '../../http/admin-guard.js';
 import { contractRouter, endpoint } from '../../http/contract.js';
 import { assetUrls, baseUrl } from '../../http/urls.js';
 import { idParam } from '../../http/validation.js';

@@ -1,6 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
-import type { DbOrTx } from '../../db/client.js';
-import type { WebhookEventType } from '../../db/schema.js';
+import type { DbOrTx } from './client.js';
+import type { WebhookEventType } from './schema.js';
 
 /**
  * The outbox (C17): events are rows written by the transaction that causes them, with one delivery row

@@ -1,4 +1,4 @@
-import type { Services } from '../services.js';
+import type { Services } from '../runtime/services.js';
 
 /**
  * A positional argument: every declared one is required, in the order declared. An `id` must be a positive

@@ -15,11 +15,11 @@ import {
   type ProductImage,
   type ProductKind,
 } from '../../db/schema.js';
-import { AppError, notFound, validationError } from '../../errors.js';
+import { AppError, notFound, validationError } from '../../core/errors.js';
 import { fromCents, toCents } from '../../lib/money.js';
-import type { Services } from '../../services.js';
+import type { Services } from '../../runtime/services.js';
 import { noteStockLevels } from '../inventory/low-stock.js';
-import { toSnapshot, type PriceFields } from '../catalog/pricing.js';
+import { toSnapshot, type PriceFields } from '../campaigns/pricing.js';
 import type { CardRow, CardServiceRow, CategoryRow, GatewayRow, TopUpRow, TopUpServiceRow } from '../catalog/service.js';
 
 /**

@@ -1,14 +1,15 @@
 import { resolve } from 'node:path';
 import type { Redis } from 'ioredis';
 import postgres from 'postgres';
-import { connectDatabase, statementOptions } from './db/client.js';
-import { ensureDatabase, migrateDatabase } from './db/migrate.js';
-import { ConfigError, generateCodeEncryptionKey, parseEnv, readCodeEncryptionKey, withKey, type Config, type Env } from './env.js';
-import type { ServiceOptions, Services } from './services.js';
-import { adoptCodeKey, storedKeyFingerprint } from './modules/inventory/code-key.js';
-import type { Logger } from './lib/logger.js';
-import { connectRedis, describeTarget, infoRefused, misplacedServer, targetVariable, writeProbe, type RedisTarget } from './lib/redis.js';
-import { createServices } from './services.js';
+import { connectDatabase, statementOptions } from '../db/client.js';
+import { ensureDatabase, migrateDatabase } from '../db/migrate.js';
+import { ConfigError, generateCodeEncryptionKey, parseEnv, readCodeEncryptionKey, withKey, type Config, type Env } from '../core/env.js';
+import type { ServiceOptions, Services } from '../runtime/services.js';
+import { adoptCodeKey, storedKeyFingerprint } from '../modules/inventory/code-key.js';
+import type { Logger } from '../lib/logger.js';
+import { connectRedis, describeTarget, infoRefused, misplacedServer, targetVariable, writeProbe, type RedisTarget } from '../lib/redis.js';
+import { createServices } from '../runtime/services.js';
+import { storeGauges } from './gauges.js';
 
 /** A problem that stops the process at start, said in one line naming the variable (C20). */
 export class StartupError extends Error {}
@@ -161,7 +162,7 @@ export async function bootstrap({ prepareDatabase, onKeyFileCreated, logDestinat
   } catch (err) {
     throw err instanceof ConfigError ? new StartupError(err.message) : err;
   }
-  return createServices(config, { logDestination });
+  return createServices(config, storeGauges, { logDestination });
 }
 
 /**

@@ -1,0 +1,3 @@
+/** Who a request acts for, as every layer names it: the HTTP context, the token check and the domain's use cases. */
+/** An account as the one placing a request: its id and the currency it pays in. */
+export type Caller = { id: number; currency: string; currencySymbol: string };

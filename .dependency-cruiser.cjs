@@ -2,19 +2,22 @@
  * The layers of the service, enforced by `npm run check:layers` (run by .ci/run). Imports point down this list:
  *
  *   src/main.ts, workers/main.ts, src/bin/            entry points: start a process or a command
- *   src/startup/, src/seed/                           what a process does at start: config, migrations, gauges, demo data
+ *   src/app.ts                                        the HTTP app: every feature's routes mounted
  *   workers/                                          BullMQ workers and timers, reaching features through their index.ts
+ *   src/startup/, src/seed/                           what a process does at start: config, migrations, gauges, demo data
  *   src/modules/<feature>/                            features: routes, schemas, presenters and CLI over domain functions
+ *   src/cli/                                          the CLI library: command shapes, options checked by the API's schemas
+ *   src/http/, src/demo/                              the HTTP edge; the demo data (which the seed writes and the
+ *                                                     OpenAPI examples show)
+ *   src/runtime/, src/queues/                         what one process holds: connections, caches, metrics, queues
  *   src/modules/{order-state,accounts,inventory,      the lower domain every feature shares: the order state machines,
  *     campaigns,suppliers}/                           accounts, stock, campaign pricing, the supplier adapters
- *   src/http/, src/cli/, src/demo/                    the HTTP edge, the CLI library, the demo data (also OpenAPI examples)
- *   src/runtime/, src/queues/                         what one process holds: connections, caches, metrics, queues
  *   src/db/                                           the data model, the outbox, database plumbing
  *   src/core/, src/lib/                               configuration, the error catalogue, the caller; plain helpers
  */
 
 /** Files of a feature folder that adapt it to HTTP or to the command line; everything else there is domain. */
-const ADAPTERS = '(routes|[a-z-]+-routes|schemas|presenters|middleware|dashboard|limiters|messages|cli)\\.ts$';
+const ADAPTERS = '(routes|[a-z-]+-routes|schemas|examples|presenters|middleware|dashboard|limiters|messages|cli)\\.ts$';
 const DOMAIN = ['^src/modules/', '^src/db/', '^src/lib/', '^src/core/'];
 /** The domain every feature builds on; it knows no feature. */
 const LOWER_DOMAIN = '^src/modules/(order-state|accounts|inventory|campaigns|suppliers)/';
@@ -33,10 +36,17 @@ module.exports = {
     {
       name: 'lower-domain-knows-no-feature',
       comment:
-        'The order state machines, accounts, inventory, campaigns and the supplier adapters are used by many features; one importing a feature would tie every feature to it.',
+        'The order state machines, accounts, inventory, campaigns and the supplier adapters are used by many features: they import only core/, db/, lib/ and each other, so no feature is tied to another through them.',
       severity: 'error',
       from: { path: LOWER_DOMAIN },
       to: { path: '^src/', pathNot: [LOWER_DOMAIN, '^src/(core|db|lib)/'] },
+    },
+    {
+      name: 'core-stands-on-lib',
+      comment: 'Configuration, the error catalogue and the caller are what every layer may import; they import nothing of the service but lib/.',
+      severity: 'error',
+      from: { path: '^src/core/' },
+      to: { path: '^src/', pathNot: '^src/(core|lib)/' },
     },
     {
       name: 'http-knows-no-module',
@@ -53,10 +63,11 @@ module.exports = {
       to: { path: ['^src/(bin|seed|startup)/', '^workers/', '^src/main\\.ts$', '^src/app\\.ts$'] },
     },
     {
-      name: 'core-and-runtime-know-no-feature',
-      comment: 'Configuration, the error catalogue and the process runtime are below every feature; gauges that read features are wired by src/startup.',
+      name: 'runtime-knows-no-feature',
+      comment:
+        'The process runtime, the queues, the demo data and the CLI library are below every feature and know none (gauges that read features are wired by src/startup).',
       severity: 'error',
-      from: { path: ['^src/core/', '^src/runtime/', '^src/queues/', '^src/demo/', '^src/cli/'] },
+      from: { path: ['^src/runtime/', '^src/queues/', '^src/demo/', '^src/cli/'] },
       to: { path: ['^src/modules/', '^src/(bin|seed|startup)/', '^workers/'] },
     },
     {

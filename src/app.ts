@@ -25,7 +25,7 @@ import { catalogRoutes } from './modules/catalog/routes.js';
 import { licenseRoutes } from './modules/license/routes.js';
 import { orderRoutes } from './modules/orders/routes.js';
 import { reviewRoutes } from './modules/reviews/routes.js';
-import { storeRoutes } from './modules/catalog-admin/routes.js';
+import { catalogAdminRoutes } from './modules/catalog-admin/routes.js';
 import { webhookAdminRoutes, webhookRoutes } from './modules/webhooks/routes.js';
 import { providerAdminRoutes, providerCallbackRoutes } from './modules/providers/routes.js';
 
@@ -109,7 +109,7 @@ export function createApp(services: Services) {
   admin.route('/', adminRoutes(services));
   // After adminRoutes: its requireAdmin middleware guards every /admin route.
   admin.route('/', webhookAdminRoutes());
-  admin.route('/', storeRoutes());
+  admin.route('/', catalogAdminRoutes());
   admin.route('/', providerAdminRoutes());
   app.route('/admin', admin);
 

@@ -7,4 +7,6 @@ export const TOOL_SUITE = [
   'test/hardening/pooler.test.ts',
   'test/lifecycle/compose-cluster.test.ts',
   'test/observability/promtool.test.ts',
+  // The check of the tools themselves: it needs redis-server and PostgreSQL 15's initdb installed here.
+  'test/lifecycle/prerequisites.test.ts',
 ];

@@ -7,7 +7,7 @@ import type { LogDestination } from '../lib/logger.js';
 import { adminCommands } from '../modules/admin/cli.js';
 import { licenseCommands } from '../modules/license/cli.js';
 import { providerCommands } from '../modules/providers/cli.js';
-import { storeCommands } from '../modules/catalog-admin/cli.js';
+import { catalogAdminCommands } from '../modules/catalog-admin/cli.js';
 import { webhookCommands } from '../modules/webhooks/cli.js';
 import type { CliCommand, CliIo } from '../cli/types.js';
 
@@ -20,7 +20,7 @@ const commands: Record<string, CliCommand> = {
   ...adminCommands,
   ...licenseCommands,
   ...providerCommands,
-  ...storeCommands,
+  ...catalogAdminCommands,
   ...webhookCommands,
 };
 

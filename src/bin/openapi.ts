@@ -29,6 +29,10 @@ try {
 }
 
 const [first, second] = process.argv.slice(2);
+if (first?.startsWith('-') && first !== '-' && first !== '--check') {
+  process.stderr.write('usage: npm run openapi [-- <file> | - | --check <file>]\n');
+  process.exit(2);
+}
 if (first === '--check') {
   const committed = await readFile(second ?? 'docs/openapi.json', 'utf8').catch(() => '');
   if (committed !== document) {

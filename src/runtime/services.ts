@@ -30,7 +30,7 @@ export type Services = Database & {
 /** The queue states /metrics reports. */
 const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
 
-/** The gauges /metrics reads from the store's tables at scrape time, given by the process's entry point. */
+/** The gauges /metrics reads from the store's tables at scrape time, given by start-up (src/startup/gauges.ts). */
 export type StoreGauges = (db: Database['db']) => Omit<ScrapeSources, 'queueJobs'>;
 
 export type ServiceOptions = Pick<ConnectOptions, 'onQuery'> & {
@@ -38,7 +38,7 @@ export type ServiceOptions = Pick<ConnectOptions, 'onQuery'> & {
   logDestination?: LogDestination;
 };
 
-/** Opens the connections one process needs. The caller closes them with closeServices. */
+/** Opens the connections one process needs. The caller closes them with `close()`. */
 export function createServices(config: Config, gauges: StoreGauges, { onQuery, logDestination }: ServiceOptions = {}): Services {
   const database = connectDatabase(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE, prepare: config.DATABASE_PREPARED_STATEMENTS, onQuery });
   const redis = connectRedis(config.redis, 'commands');

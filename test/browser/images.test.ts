@@ -111,7 +111,7 @@ describe('demo pictures served at /assets/', BROWSER_TIMEOUT, () => {
     expect(await expectFailure(await store.app.request('/assets/cards/no-such-card.webp'), 404)).toBe('The requested endpoint does not exist.');
     expect((await store.app.request('/assets/cards/no-such-card.webp')).headers.get('cache-control')).toBe('no-store');
     // Sent as written (fetch would resolve the dots): the service must not step out of assets/.
-    for (const path of ['/assets/../package.json', '/assets/%2e%2e/package.json', '/assets/..%2fpackage.json', '/assets/cards/../../src/env.ts']) {
+    for (const path of ['/assets/../package.json', '/assets/%2e%2e/package.json', '/assets/..%2fpackage.json', '/assets/cards/../../src/core/env.ts']) {
       const status = await new Promise<number>((resolve, reject) => {
         const request = httpRequest(`${store.app.baseUrl}${path}`, (response) => {
           response.resume();

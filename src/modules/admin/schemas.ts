@@ -1,7 +1,12 @@
 import { z } from '@hono/zod-openapi';
 import { adminMoney, DeliveryStateSchema, moneyAmount } from '../../http/fields.js';
 import { pageQuery, requiredText, text } from '../../http/validation.js';
+import type { DeliveryState } from '../order-state/delivery.js';
 import { parseStatus } from '../order-state/state.js';
+
+// The delivery states the document names are the state machine's, neither more nor fewer: a compile error otherwise.
+type DocumentedDeliveryState = NonNullable<z.infer<typeof DeliveryStateSchema>>;
+void (true satisfies [DocumentedDeliveryState, DeliveryState] extends [DeliveryState, DocumentedDeliveryState] ? true : false);
 
 export const CreateAccountBody = z.object({
   firstname: requiredText(100),

@@ -8,7 +8,7 @@ import { utcToday } from '../../lib/time.js';
 import { CAMPAIGN_SYNC_LOCK, syncCampaigns } from '../campaigns/service.js';
 import { toSnapshot } from '../campaigns/pricing.js';
 import type { CampaignRow, CardServiceRow, TopUpServiceRow } from '../catalog/service.js';
-import { change, discountProblem, found, type Status, type StoreDeps } from './service.js';
+import { change, discountProblem, found, type Status, type CatalogAdminDeps } from './service.js';
 
 /**
  * Campaigns as operators change them (C19). A change writes the campaign and its memberships, reprices the
@@ -120,7 +120,7 @@ async function settle(tx: Tx, id: number, input: CampaignInput): Promise<Campaig
   return campaignView(tx, id);
 }
 
-export const createCampaign = (deps: StoreDeps, input: NewCampaign) =>
+export const createCampaign = (deps: CatalogAdminDeps, input: NewCampaign) =>
   change(deps, async (tx) => {
     checkDates(input.start_date, input.end_date);
     await holdSync(tx);
@@ -131,7 +131,7 @@ export const createCampaign = (deps: StoreDeps, input: NewCampaign) =>
     return settle(tx, row!.id, input);
   });
 
-export const updateCampaign = (deps: StoreDeps, id: number, input: CampaignInput) =>
+export const updateCampaign = (deps: CatalogAdminDeps, id: number, input: CampaignInput) =>
   change(deps, async (tx) => {
     await holdSync(tx);
     const current = await found(tx.select().from(campaigns).where(eq(campaigns.id, id)).for('no key update'), 'campaign', id);
@@ -146,7 +146,7 @@ export const updateCampaign = (deps: StoreDeps, id: number, input: CampaignInput
   });
 
 /** Ends a campaign now: disabled, its end moved up to today at the latest, its services restored from `old_data`. */
-export const endCampaign = (deps: StoreDeps, id: number) =>
+export const endCampaign = (deps: CatalogAdminDeps, id: number) =>
   change(deps, async (tx) => {
     await holdSync(tx);
     const today = utcToday();

@@ -68,7 +68,7 @@ function withBody<S extends z.ZodType>(
 }
 
 /** Store management (C19): the admin API's store endpoints, one command each. */
-export const storeCommands: Record<string, CliCommand> = {
+export const catalogAdminCommands: Record<string, CliCommand> = {
   'store:categories:create': withBody('Create a category', CategoryBody, [], async (s, _ids, input) => presentCategory(await createCategory(s, input))),
   'store:categories:update': withBody('Change a category; status 0 takes it and its products out of the catalog', CategoryPatch, [CATEGORY], async (s, [categoryId], input) =>
     presentCategory(await updateCategory(s, categoryId!, input)),

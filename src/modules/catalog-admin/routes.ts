@@ -35,7 +35,7 @@ const urlsFor = (c: Ctx): Urls => ({ asset: assetUrls(c), base: baseUrl(c) });
  * C19 store management, mounted at /admin after the admin router (whose requireAdmin guards every /admin route).
  * `message` is the created or changed resource as the catalog shows it.
  */
-export function storeRoutes() {
+export function catalogAdminRoutes() {
   const router = contractRouter();
   const common = { tag: 'Admin: store', guard: adminOnly };
   const changed = (what: string) => ({ ...common, method: 'patch' as const, params: idParam(what), errors: [404 as const] });

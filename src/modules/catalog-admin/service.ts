@@ -27,13 +27,13 @@ import type { CardRow, CardServiceRow, CategoryRow, GatewayRow, TopUpRow, TopUpS
  * has committed every process drops its catalog cache, so the next catalog read anywhere shows it.
  */
 
-export type StoreDeps = Pick<Services, 'db' | 'catalogCache'>;
+export type CatalogAdminDeps = Pick<Services, 'db' | 'catalogCache'>;
 
 /** 1 shown and sold, 0 out of the catalog (its orders and reviews stay). */
 export type Status = 0 | 1;
 
 /** Runs one change (again when PostgreSQL gave it up for a deadlock), then invalidates the catalog everywhere. */
-export async function change<T>({ db, catalogCache }: StoreDeps, work: (tx: Tx) => Promise<T>): Promise<T> {
+export async function change<T>({ db, catalogCache }: CatalogAdminDeps, work: (tx: Tx) => Promise<T>): Promise<T> {
   const result = await retryingConflicts(() => db.transaction(work));
   await catalogCache.invalidate();
   return result;
@@ -60,7 +60,7 @@ async function categoryView(tx: Tx, row: CategoryRow): Promise<CategoryView> {
   return { ...row, activeChildren: live?.n ?? 0 };
 }
 
-export const createCategory = (deps: StoreDeps, input: CategoryInput & { name: string; type: CategoryType }) =>
+export const createCategory = (deps: CatalogAdminDeps, input: CategoryInput & { name: string; type: CategoryType }) =>
   change(deps, async (tx) => {
     const [row] = await tx.insert(categories).values({ ...input, icon: input.icon ?? '' }).returning();
     return categoryView(tx, row!);
@@ -70,7 +70,7 @@ export const createCategory = (deps: StoreDeps, input: CategoryInput & { name: s
  * A category's products are all of its type, so the type changes only while it holds none. The row lock waits
  * for products being added to it (they hold it in key share while they check its type).
  */
-export const updateCategory = (deps: StoreDeps, id: number, input: CategoryInput) =>
+export const updateCategory = (deps: CatalogAdminDeps, id: number, input: CategoryInput) =>
   change(deps, async (tx) => {
     const current = await found(tx.select().from(categories).where(eq(categories.id, id)).for('update'), 'category', id);
     if (input.type !== undefined && input.type !== current.type) {
@@ -148,7 +148,7 @@ async function productView<K extends ProductKind>(tx: Tx, kind: K, id: number): 
   return { ...topUp, services } as ProductView[K];
 }
 
-export const createProduct = <K extends ProductKind>(deps: StoreDeps, kind: K, input: NewProduct) =>
+export const createProduct = <K extends ProductKind>(deps: CatalogAdminDeps, kind: K, input: NewProduct) =>
   change(deps, async (tx) => {
     await checkCategory(tx, kind, input.category_id);
     const values = { ...productColumns(input), categoryId: input.category_id, name: input.name, slug: input.slug ?? slugFrom(input.name), image: NO_IMAGE };
@@ -160,7 +160,7 @@ export const createProduct = <K extends ProductKind>(deps: StoreDeps, kind: K, i
     return productView(tx, kind, row!.id);
   });
 
-export const updateProduct = <K extends ProductKind>(deps: StoreDeps, kind: K, id: number, input: ProductInput) =>
+export const updateProduct = <K extends ProductKind>(deps: CatalogAdminDeps, kind: K, id: number, input: ProductInput) =>
   change(deps, async (tx) => {
     const { product, words } = PRODUCT_KINDS[kind];
     await found(tx.select({ id: product.id }).from(product).where(eq(product.id, id)).for('no key update'), words, id);
@@ -210,7 +210,7 @@ function ownPricing(current: PriceFields, input: ServiceInput): PriceFields {
 
 const serviceTable = (kind: ProductKind) => PRODUCT_KINDS[kind].service;
 
-export const createService = <K extends ProductKind>(deps: StoreDeps, kind: K, productId: number, input: ServiceInput & { name: string; price: string }) =>
+export const createService = <K extends ProductKind>(deps: CatalogAdminDeps, kind: K, productId: number, input: ServiceInput & { name: string; price: string }) =>
   change(deps, async (tx) => {
     const { product, words } = PRODUCT_KINDS[kind];
     await found(tx.select({ id: product.id }).from(product).where(eq(product.id, productId)), words, productId);
@@ -228,7 +228,7 @@ export const createService = <K extends ProductKind>(deps: StoreDeps, kind: K, p
  * `old_data` until the campaign ends (C9): a price change then goes to `old_data`, and the campaign price stays.
  * The row lock orders this change with the campaign sync, which restores from `old_data`.
  */
-export const updateService = <K extends ProductKind>(deps: StoreDeps, kind: K, id: number, input: ServiceInput) =>
+export const updateService = <K extends ProductKind>(deps: CatalogAdminDeps, kind: K, id: number, input: ServiceInput) =>
   change(deps, async (tx) => {
     const table = serviceTable(kind);
     const current = await found(tx.select().from(table).where(eq(table.id, id)).for('no key update'), `${PRODUCT_KINDS[kind].words} service`, id);
@@ -299,7 +299,7 @@ const gatewayColumns = (input: GatewayInput) => ({
   note: input.note,
 });
 
-export const createGateway = (deps: StoreDeps, input: GatewayInput & { code: string; name: string }): Promise<GatewayRow> =>
+export const createGateway = (deps: CatalogAdminDeps, input: GatewayInput & { code: string; name: string }): Promise<GatewayRow> =>
   change(deps, async (tx) => {
     const [row] = await tx
       .insert(gateways)
@@ -308,7 +308,7 @@ export const createGateway = (deps: StoreDeps, input: GatewayInput & { code: str
     return row!;
   });
 
-export const updateGateway = (deps: StoreDeps, id: number, input: GatewayInput): Promise<GatewayRow> =>
+export const updateGateway = (deps: CatalogAdminDeps, id: number, input: GatewayInput): Promise<GatewayRow> =>
   change(deps, (tx) =>
     found(
       tx

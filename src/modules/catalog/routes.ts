@@ -1,4 +1,3 @@
-import { activeCampaign } from '../campaigns/service.js';
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { AppEnv } from '../../http/context.js';
@@ -13,6 +12,7 @@ import { utcToday } from '../../lib/time.js';
 import type { Db } from '../../db/client.js';
 import { PRODUCT_KINDS } from '../../db/kinds.js';
 import type { CategoryType, ProductKind } from '../../db/schema.js';
+import { activeCampaign } from '../campaigns/service.js';
 import { signedIn } from '../auth/middleware.js';
 import { presentReview } from '../reviews/presenters.js';
 import { Review } from '../reviews/schemas.js';

@@ -1,4 +1,4 @@
-/** Moving orders on, one at a time or in batches: what the fulfilment queue's worker runs for each job. */
+/** Moving orders on in batches: what the fulfilment queue's worker runs for its jobs. */
 import { eq, sql } from 'drizzle-orm';
 import { builtStatement, type Db } from '../../db/client.js';
 import { orders, type ProductKind } from '../../db/schema.js';
@@ -10,18 +10,13 @@ import { batcher, type BatchOptions } from '../../lib/batch.js';
 import { fulfilCardOrder, fulfilCardOrdersIn, type CardFulfilment } from './cards.js';
 
 /** `logger`: the job's own (its lines carry the job and the request that placed the order). `suppliers`: the routing of top-ups (C22). */
-export type FulfilmentDeps = { db: Db; logger: Logger; metrics: Pick<Metrics, 'orderStatusChanged'>; suppliers: SupplierRouting };
+type FulfilmentDeps = { db: Db; logger: Logger; metrics: Pick<Metrics, 'orderStatusChanged'>; suppliers: SupplierRouting };
 
 export type FulfilmentResult =
   | { kind: 'card'; outcome: CardFulfilment }
   | { kind: 'top_up'; outcome: RoutingResult }
   /** No such order (its transaction never committed): nothing to do. */
   | { kind: 'missing' };
-
-/** Moves one order on: card orders take codes from inventory, top-up orders go to their providers (routing step 0). */
-export async function fulfilOrder(deps: FulfilmentDeps, orderId: number): Promise<FulfilmentResult> {
-  return (await fulfilIfCard(deps, orderId)) ?? (await fulfilTopUp(deps, orderId));
-}
 
 /** A card order (or a missing one) in a transaction of its own; null for a top-up order, left untouched. */
 async function fulfilIfCard(deps: FulfilmentDeps, orderId: number): Promise<FulfilmentResult | null> {
@@ -31,6 +26,7 @@ async function fulfilIfCard(deps: FulfilmentDeps, orderId: number): Promise<Fulf
   return null;
 }
 
+/** A top-up order goes to its providers (routing step 0). */
 async function fulfilTopUp(deps: FulfilmentDeps, orderId: number): Promise<FulfilmentResult> {
   return { kind: 'top_up', outcome: await advanceTopUpOrder(deps, orderId, 0) };
 }
@@ -40,7 +36,7 @@ async function fulfilTopUp(deps: FulfilmentDeps, orderId: number): Promise<Fulfi
  * with one, the worker waited for each commit and PostgreSQL for the worker, both well under their core (47% and 65%
  * draining a backlog); with two, the drain went from about 1,000 to 1,430 orders/s.
  */
-export const FULFILMENT_BATCH: BatchOptions = { maxSize: 32, inFlight: 3 };
+const FULFILMENT_BATCH: BatchOptions = { maxSize: 32, inFlight: 3 };
 
 /**
  * Fulfilment jobs a worker process runs at once: enough for full batches, those running and the next gathering. A job
@@ -54,7 +50,8 @@ type BatchItem = { orderId: number; logger: Logger };
 const kindsStatement = builtStatement<'ids', { id: number; kind: ProductKind }>((slot) => sql`select id::float8 as id, kind from ${orders} where id = any(${slot('ids')}::bigint[])`);
 
 /**
- * `fulfilOrder` for a worker that runs many jobs at once: card orders whose jobs arrive while a batch transaction
+ * Moves orders on for a worker that runs many jobs at once (card orders take codes from inventory, top-up orders go to
+ * their providers): card orders whose jobs arrive while a batch transaction
  * is in flight go together in the next one (group commit), so a busy worker pays one begin and one commit for
  * several orders; a lone order goes at once. The batch reads the kinds of its orders in one statement and fulfils
  * its card orders as `fulfilCardOrder` does (`fulfilCardOrdersIn`): the same SKIP LOCKED assignment, status move

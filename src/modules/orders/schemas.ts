@@ -5,17 +5,14 @@ import { aliased, id, pageQuery, positiveCount, REQUIRED, requiredText } from '.
 import { fromCents, moneyNumber } from '../../lib/money.js';
 import type { DemoProduct } from '../../demo/catalog.js';
 import { discountFigures, unitPriceCents } from '../campaigns/pricing.js';
-import { DEMO_KINDS, demoPricing, demoProductImages, demoRatings } from '../catalog/examples.js';
+import { DEMO_KINDS, demoPricing, demoProductImages, demoRatings, pubg, pubgCampaignService, steam } from '../catalog/examples.js';
 
 // Examples: orders of the demo store (src/demo/catalog.ts) by a new account.
-const [pubg] = DEMO_KINDS.top_up.products;
-const [steam] = DEMO_KINDS.card.products;
 const EXAMPLE_UTR = { top_up: 'T0MWT6AW6V90F0B0E11FEC9DCD', card: 'C0MWT6AW5N89FD612DA6B49BED' };
 /** Codes in the shape of the demo codes (the card's prefix, then four groups of hex digits); two per line at most. */
 const EXAMPLE_CODES = ['STEA-02E2-E335-DC87-5DDE', 'STEA-7F3A-91C2-0B5D-44A1', 'STEA-C90B-1D4E-6F28-A370'];
-/** The first demo top-up's campaign service, ordered with every order field filled in. */
-const pubgService = pubg!.services.findIndex((s) => s.campaign) + 1;
-const pubgFields = Object.fromEntries(pubg!.orderFields.map((f) => [f.field_name, f.option ? Object.keys(f.option)[0]! : '5123456789']));
+/** The first demo top-up's campaign service (pubgCampaignService) is ordered with every order field filled in. */
+const pubgOrderFields = Object.fromEntries(pubg!.orderFields.map((f) => [f.field_name, f.option ? Object.keys(f.option)[0]! : '5123456789']));
 /** Card lines by service position: two of the campaign's Steam card, one of the first. */
 const steamLines = [
   { n: steam!.services.findIndex((s) => s.campaign) + 1, quantity: 2 },
@@ -44,7 +41,7 @@ export const topUpOrderBody = z
   .looseObject({ topUpId: id(), serviceId: id() })
   .openapi({
     description: 'Plus one text field per `order_information` entry of the top-up, named by its `field_name`.',
-    example: { topUpId: 1, serviceId: pubgService, ...pubgFields },
+    example: { topUpId: 1, serviceId: pubgCampaignService, ...pubgOrderFields },
   });
 
 const MAX_LINES = 100;
@@ -123,7 +120,7 @@ const lineFields = {
 
 /** The example top-up order, waiting for its provider. */
 function topUpOrderExample() {
-  const { cents, ...line } = lineFigures(pubg!, pubgService, 1);
+  const { cents, ...line } = lineFigures(pubg!, pubgCampaignService, 1);
   const utr = EXAMPLE_UTR.top_up;
   return {
     utr,
@@ -133,7 +130,7 @@ function topUpOrderExample() {
     status_label: 'initiate' as const,
     dateTime: EXAMPLE_TIMESTAMP,
     order_details: [{ utr, ...line, image: exampleAsset(demoProductImages(DEMO_KINDS.top_up, pubg!).image), name: pubg!.name }],
-    informations: Object.fromEntries(pubg!.orderFields.map((f) => [f.field_value, pubgFields[f.field_name]!])),
+    informations: Object.fromEntries(pubg!.orderFields.map((f) => [f.field_value, pubgOrderFields[f.field_name]!])),
     review_user_info: [],
   };
 }

@@ -79,26 +79,25 @@ const productTable = (kind: ProductKind) => PRODUCT_KINDS[kind].product;
 
 export type ReviewOutcome = 'submitted' | 'unknown_product' | 'not_purchased' | 'already_reviewed';
 
+/** The product's row while it is on sale: reviews are listed and taken only for those. */
+const liveProductRow = (kind: ProductKind, productId: number) => sql`select 1 from ${productTable(kind)} where id = ${productId} and ${liveProduct(kind)}`;
+
+export async function isLiveProduct(db: DbOrTx, kind: ProductKind, productId: number): Promise<boolean> {
+  return (await db.execute(liveProductRow(kind, productId))).length > 0;
+}
+
 /**
  * Adds an account's review of a product (C10). In one transaction: the product row is locked so the
  * published count and average are recomputed after every concurrent review has committed; the
  * unique index (one review per account and product) settles races between two reviews of one account:
  * the later insert waits for the earlier one and then does nothing.
  */
-/** Whether the product is on sale: reviews are listed and taken only for those. */
-export async function isLiveProduct(db: DbOrTx, kind: ProductKind, productId: number): Promise<boolean> {
-  const found = await db.execute(sql`select 1 from ${productTable(kind)} where id = ${productId} and ${liveProduct(kind)}`);
-  return found.length > 0;
-}
-
 export async function submitReview(
   db: DbOrTx,
   input: { accountId: number; kind: ProductKind; productId: number; rating: number; comment: string; published: boolean },
 ): Promise<ReviewOutcome> {
-  const product = productTable(input.kind);
   return db.transaction(async (tx) => {
-    const locked = await tx.execute(sql`
-      select 1 from ${product} where id = ${input.productId} and ${liveProduct(input.kind)} for no key update`);
+    const locked = await tx.execute(sql`${liveProductRow(input.kind, input.productId)} for no key update`);
     if (locked.length === 0) return 'unknown_product';
     if (!(await hasOrderedProduct(tx, input.accountId, input.kind, input.productId))) return 'not_purchased';
     const inserted = await tx

@@ -3,7 +3,7 @@ import type { OrderFieldValue } from '../../../db/schema.js';
 /**
  * One interface for every top-up supplier protocol (DESIGN C22). An adapter speaks one supplier's protocol and
  * maps every answer onto exactly four outcomes; what to do with them (next route, settle, refund) is decided by
- * the routing rules in `../routing.ts`, never here.
+ * the routing rules in `fulfilment/top-up-routing.ts`, never here.
  *
  * - `completed`: delivered.
  * - `pending`: the supplier has the order and will finish it (a status query or a callback will tell).

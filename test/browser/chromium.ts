@@ -4,15 +4,16 @@ import { chromium, type Browser, type BrowserContextOptions, type Locator, type 
 import { afterAll, beforeAll } from 'vitest';
 import { seedDemoData, type DemoCredentials } from '../../src/seed/index.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
+import { DOCUMENTS } from '../helpers/readme.js';
 
 /** The browser the tests drive: Debian's Chromium (`apt-get install -y chromium`). */
 const CHROMIUM = '/usr/bin/chromium';
 
 /** Screenshots of what a person would see, for a look after a run (not kept in git). */
 const SCREENSHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
-/** The screenshots the README shows: kept in git, and rewritten by every run so they stay current. */
+/** The screenshots the documents show: kept in git, and rewritten by every run so they stay current. */
 const README_SCREENSHOTS = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
-const README = fileURLToPath(new URL('../../README.md', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** A browser test drives a whole page (on a machine that may be busy): more time than the suite's default. */
 export const BROWSER_TIMEOUT = { timeout: 90_000 };
@@ -83,8 +84,8 @@ export async function screenshot(target: Page | Locator, name: string, { readme 
   const folder = readme ? README_SCREENSHOTS : SCREENSHOTS;
   mkdirSync(folder, { recursive: true });
   await target.screenshot({ path: `${folder}${name}.png`, animations: 'disabled' });
-  if (readme && !readFileSync(README, 'utf8').includes(`](docs/screenshots/${name}.png)`)) {
-    throw new Error(`README.md does not show docs/screenshots/${name}.png, kept for it`);
-  }
+  // The README links it as docs/screenshots/…, a document of docs/ as screenshots/….
+  const shows = (file: string) => readFileSync(`${ROOT}${file}`, 'utf8').includes(`](${file.startsWith('docs/') ? '' : 'docs/'}screenshots/${name}.png)`);
+  if (readme && !DOCUMENTS.some(shows)) throw new Error(`no document shows docs/screenshots/${name}.png, kept for it`);
 }
 

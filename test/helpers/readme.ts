@@ -1,35 +1,57 @@
 import { spawn } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ROOT } from './processes.js';
 
-/** A shell block of the README: where it starts (its fence's line) and what it says. */
-export type ShellBlock = { line: number; heading: string; script: string };
+/** A shell block of a document: which one, where it starts (its fence's line) and what it says. */
+export type ShellBlock = { file: string; line: number; heading: string; script: string };
+
+/**
+ * The documents in reading order: the README's walk-through first, then the guides whose examples continue it in the
+ * same terminal (an API client's, then an operator's). Every document of docs/ is listed, so none is left unread.
+ */
+export const DOCUMENTS = [
+  'README.md',
+  'docs/api.md',
+  'docs/operations.md',
+  'docs/suppliers.md',
+  'docs/scaling.md',
+  'docs/performance.md',
+  'docs/testing.md',
+  'docs/architecture.md',
+];
+
+/** The Markdown files of docs/, to check DOCUMENTS names each. */
+export async function documentsInDocs(): Promise<string[]> {
+  return (await readdir(join(ROOT, 'docs'))).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`);
+}
 
 /** Marks a shell block that is not run by the examples test, with the reason: `<!-- not run: starts the service -->`. */
 const NOT_RUN = /<!-- not run: [^>]+ -->\s*$/;
 
-/** Every ```sh and ```bash block of the README in order, but those marked not run. */
+/** Every ```sh and ```bash block of the documents, in reading order, but those marked not run. */
 export async function readmeShellBlocks(): Promise<ShellBlock[]> {
-  const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
   const blocks: ShellBlock[] = [];
-  let heading = '';
-  const fence = /^```(sh|bash)\n([^]*?)^```$|^#{2,3} (.+)$/gm;
-  for (let match = fence.exec(readme); match; match = fence.exec(readme)) {
-    if (match[3]) {
-      heading = match[3];
-      continue;
+  for (const file of DOCUMENTS) {
+    const text = await readFile(join(ROOT, file), 'utf8');
+    let heading = '';
+    const fence = /^```(sh|bash)\n([^]*?)^```$|^#{1,3} (.+)$/gm;
+    for (let match = fence.exec(text); match; match = fence.exec(text)) {
+      if (match[3]) {
+        heading = match[3];
+        continue;
+      }
+      if (NOT_RUN.test(text.slice(0, match.index))) continue;
+      blocks.push({ file, line: text.slice(0, match.index).split('\n').length, heading, script: match[2]! });
     }
-    if (NOT_RUN.test(readme.slice(0, match.index))) continue;
-    blocks.push({ line: readme.slice(0, match.index).split('\n').length, heading, script: match[2]! });
   }
   return blocks;
 }
 
-/** The first shell block under the README heading `heading` (a line `## heading` or `### heading`), as written. */
+/** The first shell block under the heading `heading` (a line `## heading` or `### heading`) of any document, as written. */
 export async function readmeShellBlock(heading: string): Promise<string> {
   const block = (await readmeShellBlocks()).find((candidate) => candidate.heading === heading);
-  if (!block) throw new Error(`README.md has no run sh block under "${heading}"`);
+  if (!block) throw new Error(`no document has a run sh block under "${heading}"`);
   return block.script;
 }
 

@@ -1,13 +1,14 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContextOptions, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
 import { seedDemoData, type DemoCredentials } from '../../src/seed/index.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 import { DOCUMENTS } from '../helpers/readme.js';
+import { toolCommand } from '../helpers/tools.js';
 
 /** The browser the tests drive: Debian's Chromium (`apt-get install -y chromium`). */
-const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM = toolCommand('chromium');
 
 /** Screenshots of what a person would see, for a look after a run (not kept in git). */
 const SCREENSHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
@@ -18,11 +19,8 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** A browser test drives a whole page (on a machine that may be busy): more time than the suite's default. */
 export const BROWSER_TIMEOUT = { timeout: 90_000 };
 
-/** Headless Chromium; a machine without it fails the browser tests with what to install, never skips them. */
+/** Headless Chromium (the tools suite stops before any test, naming what to install, on a machine without it). */
 export async function launchChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`The browser tests drive Chromium at ${CHROMIUM}, which is not installed: run \`apt-get install -y chromium\`.`);
-  }
   return chromium.launch({
     executablePath: CHROMIUM,
     headless: true,

@@ -12,6 +12,9 @@ const TOOLS = {
 } as const;
 export type Tool = keyof typeof TOOLS;
 
+/** How a test runs `tool`: its path, or its name to look up on PATH. */
+export const toolCommand = (tool: Tool): string => TOOLS[tool].command;
+
 const SEARCH_PATH = [...(process.env.PATH ?? '').split(delimiter), '/usr/sbin', '/sbin'];
 
 function installed(command: string): boolean {

@@ -2,22 +2,17 @@
  * The monitoring pack checked by Prometheus' own promtool (Debian's `prometheus` package): the alert rules load and pass
  * their unit tests, and every query of the Grafana dashboard parses. In the tools suite (`npm run test:tools`).
  */
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { command } from '../helpers/system.js';
+import { toolCommand } from '../helpers/tools.js';
 import { ALERT_TESTS, ALERTS, asPromQL, dashboard, dashboardExprs, variableSelectors } from './monitoring-pack.js';
 
-const PROMTOOL = '/usr/bin/promtool';
-
-/** Runs promtool; CI installs it (Debian's `prometheus` package), and without it the pack is not checked: a failure. */
-async function promtool(...args: string[]): Promise<string> {
-  if (!existsSync(PROMTOOL)) throw new Error(`${PROMTOOL} is missing: install Debian's prometheus package (apt-get install prometheus), which provides promtool`);
-  return command(PROMTOOL, args);
-}
+/** Runs promtool (the tools suite stops before any test, naming the package, on a machine without it). */
+const promtool = (...args: string[]): Promise<string> => command(toolCommand('promtool'), args);
 
 describe('the alert rules (deploy/alerts.yaml)', () => {
   it('load in Prometheus', async () => {

@@ -2,7 +2,8 @@
  * The layers of the service, enforced by `npm run check:layers` (run by .ci/run). Imports point down this list:
  *
  *   src/main.ts, workers/main.ts, src/bin/            entry points: start a process or a command
- *   src/app.ts                                        the HTTP app: every feature's routes mounted
+ *   src/app.ts, src/commands.ts                       the HTTP app (every feature's routes mounted) and the operator
+ *                                                     commands (every feature's CLI)
  *   workers/                                          BullMQ workers and timers, reaching features through their index.ts
  *   src/startup/, src/seed/                           what a process does at start: config, migrations, gauges, demo data
  *   src/modules/<feature>/                            features: routes, schemas, presenters and CLI over domain functions
@@ -53,14 +54,14 @@ module.exports = {
       comment: 'src/http/ is the edge every feature mounts on (guards, shared fields, the contract); a feature it imported could not mount on it.',
       severity: 'error',
       from: { path: '^src/http/' },
-      to: { path: ['^src/modules/', '^src/(bin|seed|startup|demo)/', '^src/main\\.ts$', '^src/app\\.ts$'] },
+      to: { path: ['^src/modules/', '^src/(bin|seed|startup|demo)/', '^src/main\\.ts$', '^src/(app|commands)\\.ts$'] },
     },
     {
       name: 'modules-import-no-entry-point',
       comment: 'Entry points, start-up, seeding and workers use the features; a feature importing them would run their side effects or tie itself to one process.',
       severity: 'error',
       from: { path: '^src/modules/' },
-      to: { path: ['^src/(bin|seed|startup)/', '^workers/', '^src/main\\.ts$', '^src/app\\.ts$'] },
+      to: { path: ['^src/(bin|seed|startup)/', '^workers/', '^src/main\\.ts$', '^src/(app|commands)\\.ts$'] },
     },
     {
       name: 'runtime-knows-no-feature',

@@ -1,8 +1,8 @@
-import type { ReadStream } from 'node:fs';
+import type { Readable } from 'node:stream';
 import { open, type FileHandle } from 'node:fs/promises';
 import type { z } from '@hono/zod-openapi';
 import { validate } from '../http/validation.js';
-import type { CliOption } from './types.js';
+import type { CliIo, CliOption } from './types.js';
 
 /**
  * Command options as the API's input, validated by the same schema as the API (so the CLI refuses what the
@@ -38,8 +38,9 @@ const UNREADABLE: Record<string, string> = {
  * The file of a `--<option> <path>` open for reading, and its size (standard input for `-`, size 0). A path that
  * cannot be read is a failed operation (exit 1) told in one line naming the option, the path and why.
  */
-export async function openInput(option: string, path: string): Promise<{ input: ReadStream | typeof process.stdin; size: number }> {
-  if (path === '-') return { input: process.stdin, size: 0 };
+export async function openInput(io: CliIo, option: string, path: string): Promise<{ input: Readable; size: number; bytesRead: () => number }> {
+  // Standard input's size is unknown, so is how far through it a read is.
+  if (path === '-') return { input: io.stdin, size: 0, bytesRead: () => 0 };
   const unreadable = (why: string) => new Error(`Cannot read --${option} ${path}: ${why}.`);
   let file: FileHandle;
   try {
@@ -54,12 +55,13 @@ export async function openInput(option: string, path: string): Promise<{ input: 
     await file.close();
     throw unreadable(UNREADABLE.EISDIR!);
   }
-  return { input: file.createReadStream(), size: info.size };
+  const input = file.createReadStream();
+  return { input, size: info.size, bytesRead: () => input.bytesRead };
 }
 
 /** The text of a `--<option> <path>` (a body, credentials), or standard input's for `-`. */
-export async function readAll(option: string, path: string): Promise<string> {
-  const { input } = await openInput(option, path);
+export async function readAll(io: CliIo, option: string, path: string): Promise<string> {
+  const { input } = await openInput(io, option, path);
   const chunks: Buffer[] = [];
   for await (const chunk of input) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { Services } from '../runtime/services.js';
 
 /**
@@ -20,6 +21,8 @@ export type CliProgress = {
 };
 
 export type CliIo = {
+  /** What `-` reads in place of a file. */
+  stdin: Readable;
   /** Opens a progress display over `total` units (unknown: 0), showing `counts` by name. */
   progress: (total: number, counts: string[]) => CliProgress;
 };

@@ -130,13 +130,15 @@ export type BootstrapOptions = {
   prepareDatabase: boolean;
   /** Told the path of CODE_ENCRYPTION_KEY_FILE when this start generated it, so the operator can be asked to back it up. */
   onKeyFileCreated?: (file: string) => void;
+  /** The variables to read instead of the process's own (an operator command run inside another program). */
+  env?: Record<string, string | undefined>;
 } & Pick<ServiceOptions, 'logDestination'>;
 
 /** Every entry point starts the same way: configuration, database, Redis, the code key, then connections. */
-export async function bootstrap({ prepareDatabase, onKeyFileCreated, logDestination }: BootstrapOptions): Promise<Services> {
+export async function bootstrap({ prepareDatabase, onKeyFileCreated, logDestination, env: source }: BootstrapOptions): Promise<Services> {
   let env: Env;
   try {
-    env = parseEnv();
+    env = parseEnv(source);
   } catch (err) {
     throw err instanceof ConfigError ? new StartupError(err.message) : err;
   }
@@ -173,11 +175,14 @@ export async function startOrExit<T>(start: () => Promise<T>): Promise<T> {
   try {
     return await start();
   } catch (err) {
-    const line = err instanceof StartupError ? err.message : `start failed: ${err instanceof Error ? err.message : String(err)}`;
-    process.stderr.write(`${line}\n`);
+    process.stderr.write(`${startFailureLine(err)}\n`);
     process.exit(1);
   }
 }
+
+/** The one line a failed start is told in: a StartupError's own, anything else prefixed, never a stack trace. */
+export const startFailureLine = (err: unknown): string =>
+  err instanceof StartupError ? err.message : `start failed: ${err instanceof Error ? err.message : String(err)}`;
 
 /**
  * An error nobody caught ends the process (its state can no longer be trusted), but as one log line with

@@ -4,13 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { adminCommands } from '../../src/modules/admin/cli.js';
-import { licenseCommands } from '../../src/modules/license/cli.js';
+import { operatorCommands as commands } from '../../src/commands.js';
 import { createTestDatabase } from '../helpers/harness.js';
-import { runCli } from '../helpers/cli.js';
+import { runCli, runCliProcess } from '../helpers/cli.js';
 import { freePort } from '../helpers/processes.js';
-
-const commands = { ...adminCommands, ...licenseCommands };
 
 let database: Awaited<ReturnType<typeof createTestDatabase>>;
 let sql: postgres.Sql;
@@ -31,8 +28,11 @@ afterAll(async () => {
   await database?.drop();
 });
 
-/** `npm run cli -- …` in its own process, its output and exit code. */
+/** `npm run cli -- …` (the same program as the entry point, run in this process), its output and exit code. */
 const cli = (args: string[], env: Record<string, string> = {}) => runCli(args, { CODE_ENCRYPTION_KEY: codeKey, LOG_LEVEL: 'silent', ...env });
+/** The same, as the operator's process of its own. */
+const cliProcess = (args: string[], env: Record<string, string> = {}, stdin?: string) =>
+  runCliProcess(args, { CODE_ENCRYPTION_KEY: codeKey, LOG_LEVEL: 'silent', ...env }, stdin);
 
 const onTestDatabase = () => ({ DATABASE_URL: database.url, REDIS_URL: inject('redisUrl') });
 
@@ -163,5 +163,26 @@ describe('success', () => {
     const created = JSON.parse(run.stdout) as { id: number };
     const [row] = await sql`select firstname, balance from accounts where id = ${created.id}`;
     expect(row).toEqual({ firstname: 'Ada', balance: '5.00' });
+  });
+});
+
+describe('the process: npm run cli answers with its exit code and its two streams', () => {
+  it('help 0 on stdout, a usage error 2, a failed operation 1, a start that cannot connect 1, a result 0 as JSON', { timeout: 60_000 }, async () => {
+    const [help, usage, failed, unconnected, created] = await Promise.all([
+      cliProcess(['--help'], unreachable),
+      cliProcess(['stock', 'abc'], unreachable),
+      cliProcess(['stock', '999999'], onTestDatabase()),
+      cliProcess(['stock', '1'], unreachable),
+      cliProcess(['store:categories:create', '--file', '-'], onTestDatabase(), '{"name":"Piped","type":"card"}'),
+    ]);
+    expect(help).toMatchObject({ code: 0, stderr: '' });
+    expect(help.stdout).toMatch(/^Usage: npm run cli -- <command>/);
+    expect(usage).toMatchObject({ code: 2, stdout: '' });
+    expect(usage.stderr).toMatch(/invalid for argument 'cardServiceId'.*see --help/);
+    expect(failed).toMatchObject({ code: 1, stdout: '', stderr: 'No card service with id 999999.\n' });
+    expect(unconnected).toMatchObject({ code: 1, stdout: '' });
+    expect(unconnected.stderr).toMatch(/^DATABASE_URL: cannot connect to 127\.0\.0\.1:\d+ \(connection refused\)\n$/);
+    expect(created.code, created.stderr).toBe(0);
+    expect(JSON.parse(created.stdout)).toMatchObject({ name: 'Piped', type: 'card' });
   });
 });

@@ -86,3 +86,13 @@ export async function customer(app: TestApp, orders: PastOrder[] = [], name = 'T
 }
 
 export const ISO_MICROS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+
+/** A chunked body: the lines from `next` (until it returns null), sent as they are made. */
+export const chunkedBody = (next: () => string | null) =>
+  new ReadableStream<Uint8Array>({
+    pull(controller) {
+      const text = next();
+      if (text === null) controller.close();
+      else controller.enqueue(new TextEncoder().encode(text));
+    },
+  });

@@ -1,11 +1,35 @@
+import { Readable } from 'node:stream';
 import { expect } from 'vitest';
+import { runCli as runProgram } from '../../src/cli/program.js';
+import { operatorCommands } from '../../src/commands.js';
+import { bootstrap, startFailureLine } from '../../src/startup/index.js';
 import type { TestApp } from './harness.js';
 import { runEntry } from './processes.js';
 
 export type CliRun = { code: number | null; stdout: string; stderr: string };
 
-/** `npm run cli -- …` as an operator runs it: a process of its own, with `env` (see cliEnvOf), and `stdin` if given. */
-export async function runCli(args: string[], env: Record<string, string>, stdin?: string): Promise<CliRun> {
+/**
+ * `npm run cli -- …` inside the test's process: the same program, commands and start as the entry point, with
+ * `env` as its environment (see cliEnvOf) and `stdin` as what `-` reads. Loading the service once per file instead
+ * of once per command keeps a CLI test as fast as an API test; `runCliProcess` checks the process itself.
+ */
+export async function runCli(args: string[], env: Record<string, string>, stdin = ''): Promise<CliRun> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runProgram(operatorCommands, args, {
+    stdout: (text) => void (stdout += text),
+    stderr: (text) => void (stderr += text),
+    stdin: Readable.from([Buffer.from(stdin)]),
+    start: (logs) =>
+      bootstrap({ prepareDatabase: false, logDestination: logs, env: { LOG_LEVEL: 'warn', ...env } }).catch((err: unknown) => {
+        throw new Error(startFailureLine(err));
+      }),
+  });
+  return { code, stdout, stderr };
+}
+
+/** `npm run cli -- …` as an operator runs it: a process of its own (exit codes, output streams), `stdin` if given. */
+export async function runCliProcess(args: string[], env: Record<string, string>, stdin?: string): Promise<CliRun> {
   const run = runEntry('src/bin/cli.ts', env, { args, stdin });
   const { code } = await run.exit;
   return { code, stdout: run.stdout(), stderr: run.stderr() };

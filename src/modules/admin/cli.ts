@@ -42,12 +42,12 @@ export const adminCommands: Record<string, CliCommand> = {
     options: [{ name: 'file', value: '<path>', description: 'the codes, one per line; - reads stdin', required: true }],
     run: async ({ db, config, logger, metrics }, [id], { file }, io) => {
       // Streamed: only one batch of codes is in memory at a time, whatever the file's size.
-      const { input, size } = await openInput('file', String(file));
+      const { input, size, bytesRead } = await openInput(io, 'file', String(file));
       const progress = io.progress(size, ['read', 'added', 'skipped']);
       try {
         // Restocks in this process, so the import works even where no worker runs.
         return await importCodes({ db, codeKey: config.codeEncryptionKey, restock: restockHere(db, statusObserver({ logger, metrics })) }, Number(id), codeLines(input), (counts) =>
-          progress.update(input.bytesRead, counts),
+          progress.update(bytesRead(), counts),
         );
       } finally {
         progress.stop();

@@ -1,6 +1,6 @@
 import type { z } from '@hono/zod-openapi';
 import { jsonBody, readAll } from '../../cli/input.js';
-import type { CliArg, CliCommand, CliOption } from '../../cli/types.js';
+import type { CliArg, CliCommand, CliIo, CliOption } from '../../cli/types.js';
 import type { Config } from '../../core/env.js';
 import { assetUrlsUnder } from '../../http/urls.js';
 import { validate } from '../../http/validation.js';
@@ -32,9 +32,9 @@ const BODY: CliOption[] = [
 ];
 
 /** The body of `--json` or `--file`, checked by the API's own schema (same refusals, same messages). */
-async function body<S extends z.ZodType>(schema: S, { json, file }: Record<string, string | true>): Promise<z.output<S>> {
+async function body<S extends z.ZodType>(schema: S, { json, file }: Record<string, string | true>, io: CliIo): Promise<z.output<S>> {
   if ((json === undefined) === (file === undefined)) throw new Error('Give the body with either --json <body> or --file <path>.');
-  return validate(schema, jsonBody(typeof json === 'string' ? json : await readAll('file', String(file)), 'object'));
+  return validate(schema, jsonBody(typeof json === 'string' ? json : await readAll(io, 'file', String(file)), 'object'));
 }
 
 /** URLs as the API shows them to a client of PUBLIC_BASE_URL (else the local server); assets as configured. */
@@ -63,7 +63,7 @@ function withBody<S extends z.ZodType>(
     description,
     args,
     options: BODY,
-    run: async (services, given, options) => run(services, given.map(Number), await body(schema, options), urlsOf(services.config)),
+    run: async (services, given, options, io) => run(services, given.map(Number), await body(schema, options, io), urlsOf(services.config)),
   };
 }
 

@@ -1,4 +1,4 @@
-import type { CliArg, CliCommand, CliOption } from '../../cli/types.js';
+import type { CliArg, CliCommand, CliIo, CliOption } from '../../cli/types.js';
 import { jsonBody, optionsInput, readAll } from '../../cli/input.js';
 import { validate } from '../../http/validation.js';
 import { PROVIDER_KIND_NAMES } from '../suppliers/registry.js';
@@ -22,13 +22,13 @@ function parsedOrAsIs(text: string): unknown {
  * shell's history and the process list) becomes the credentials object, `--timeout-ms 5000` a number; every other
  * option is the field of its name. The schema then checks it all, with the API's messages.
  */
-async function providerOptions(options: Record<string, string | true>): Promise<Record<string, string | true>> {
+async function providerOptions(options: Record<string, string | true>, io: CliIo): Promise<Record<string, string | true>> {
   const { credentials, 'credentials-file': file, 'timeout-ms': timeout, 'clear-balance-low-threshold': clearThreshold, ...rest } = options;
   if (credentials !== undefined && file !== undefined) throw new Error('Give the credentials with either --credentials <json> or --credentials-file <path>, not both.');
   if (clearThreshold !== undefined && rest['balance-low-threshold'] !== undefined) {
     throw new Error('Give either --balance-low-threshold <amount> or --clear-balance-low-threshold, not both.');
   }
-  const given = file !== undefined ? await readAll('credentials-file', String(file)) : credentials;
+  const given = file !== undefined ? await readAll(io, 'credentials-file', String(file)) : credentials;
   const input: Record<string, unknown> = {
     ...rest,
     ...(given === undefined ? {} : { credentials: typeof given === 'string' ? parsedOrAsIs(given) : given }),
@@ -62,16 +62,16 @@ export const providerCommands: Record<string, CliCommand> = {
   'providers:add': {
     description: 'Add a top-up provider; its credentials are sealed and never shown again',
     options: providerFields(true),
-    run: async ({ db, config }, _args, options) => {
-      return createProvider(db, config.codeEncryptionKey, optionsInput(ProviderBody, await providerOptions(options)));
+    run: async ({ db, config }, _args, options, io) => {
+      return createProvider(db, config.codeEncryptionKey, optionsInput(ProviderBody, await providerOptions(options, io)));
     },
   },
   'providers:update': {
     description: 'Change a provider: the options given (credentials given replace the stored ones)',
     args: [PROVIDER],
     options: providerFields(false),
-    run: async ({ db, config }, [id], options) =>
-      updateProvider(db, config.codeEncryptionKey, Number(id), optionsInput(ProviderPatch, await providerOptions(options))),
+    run: async ({ db, config }, [id], options, io) =>
+      updateProvider(db, config.codeEncryptionKey, Number(id), optionsInput(ProviderPatch, await providerOptions(options, io))),
   },
   'providers:list': {
     description: 'Providers with their circuit state, last error and last known balance',
@@ -84,10 +84,10 @@ export const providerCommands: Record<string, CliCommand> = {
       { name: 'json', value: '<routes>', description: 'the routes as the admin API takes them: [{"provider_id":1,"product_code":"X","cost":"4.00"}]' },
       { name: 'file', value: '<path>', description: 'a file holding the routes (- reads stdin)' },
     ],
-    run: async ({ db }, [id], { json, file }) => {
+    run: async ({ db }, [id], { json, file }, io) => {
       if (json === undefined && file === undefined) return routesOf(db, Number(id));
       if (json !== undefined && file !== undefined) throw new Error('Give the routes with either --json <routes> or --file <path>, not both.');
-      return setRoutes(db, Number(id), validate(RoutesBody, jsonBody(typeof json === 'string' ? json : await readAll('file', String(file)), 'list')));
+      return setRoutes(db, Number(id), validate(RoutesBody, jsonBody(typeof json === 'string' ? json : await readAll(io, 'file', String(file)), 'list')));
     },
   },
   'orders:show': {

@@ -41,27 +41,39 @@ const ONLINE_INDEXES = [
 
 /**
  * Every process that starts builds what is missing, without a lock (a session lock would not hold through a
- * transaction pooler): a build another process has in progress is left to it, and a build that was cut off (an
- * invalid index nobody is building) is dropped and started again. Two processes starting together may both try:
- * the one that loses (an existing name, or PostgreSQL breaking the two builds' deadlock) looks again.
+ * transaction pooler): a build or a drop another process has in progress is left to it, and a build that was cut off
+ * (an invalid index nobody is working on) is dropped and started again. Two processes starting together may both try:
+ * the one that loses (an existing name, PostgreSQL breaking the two builds' deadlock, or the catalog row the other
+ * changed first) looks again.
  */
 async function buildOnlineIndexes(sql: postgres.Sql): Promise<void> {
   for (const { name, definition } of ONLINE_INDEXES) {
     for (let attempt = 1; ; attempt++) {
-      const [index] = await sql<{ valid: boolean; building: boolean }[]>`
+      // The progress view shows a build once it has started; the statement of another session shows it (and a drop)
+      // from its first moment, when the index is already in the catalog and still invalid.
+      const [index] = await sql<{ valid: boolean; busy: boolean }[]>`
         select i.indisvalid as valid,
-          exists (select 1 from pg_stat_progress_create_index p where p.index_relid = c.oid) as building
+          exists (select 1 from pg_stat_progress_create_index p where p.index_relid = c.oid)
+          or exists (select 1 from pg_stat_activity a
+                     where a.datid = (select oid from pg_database where datname = current_database())
+                       and a.pid <> pg_backend_pid() and a.state = 'active' and a.query like ${`%index concurrently%"${name}"%`}) as busy
         from pg_class c join pg_index i on i.indexrelid = c.oid
         where c.relname = ${name} and c.relnamespace = current_schema()::regnamespace`;
-      if (index?.valid || index?.building) break;
+      if (index?.valid || index?.busy) break;
       try {
         if (index) await sql.unsafe(`drop index concurrently if exists "${name}"`);
         await sql.unsafe(`create index concurrently if not exists "${name}" ${definition}`);
       } catch (err) {
-        if (attempt >= 5 || !['42P07', '23505', '40P01'].includes((err as { code?: string }).code ?? '')) throw err;
+        if (attempt >= 5 || !lostRace(err)) throw err;
       }
     }
   }
+}
+
+/** An error of a statement that lost a race with the same statement of another process starting at the same time. */
+function lostRace(err: unknown): boolean {
+  const { code, message } = err as { code?: string; message?: string };
+  return ['42P07', '23505', '40P01'].includes(code ?? '') || (code === 'XX000' && message === 'tuple concurrently updated');
 }
 
 /**
@@ -80,6 +92,8 @@ async function validateLateChecks(sql: postgres.Sql): Promise<string[]> {
     try {
       await sql.unsafe(`alter table "${table}" validate constraint "${name}"`);
     } catch (err) {
+      // Validated by another process starting at the same time: nothing left to do.
+      if (lostRace(err)) continue;
       if ((err as { code?: string }).code !== '23514') throw err;
       warnings.push(`${name}: some ${what}; the check holds for new rows only until they are repaired`);
     }

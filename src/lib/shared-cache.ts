@@ -7,12 +7,15 @@ type Entry = { expires: number; value: Promise<unknown>; settled?: { value: unkn
 
 /**
  * An in-process read cache whose entries live at most `ttlMs` and are dropped in every process
- * when any process calls invalidate() (Redis pub/sub, sharded on a cluster). While the subscription is not live, a
- * missed invalidation could go unnoticed, so the cache is bypassed rather than trusted. Full, it lets go of the entry
+ * when any process calls invalidate() (Redis pub/sub, sharded on a cluster). Until Redis has confirmed the subscription
+ * (at start, and again after every reconnect) a missed invalidation could go unnoticed, so the cache is bypassed rather
+ * than trusted: a connection that is up is not yet a subscription that hears. Full, it lets go of the entry
  * used longest ago: a burst of keys asked for once pushes out others one by one, never the whole cache at once.
  */
 export class SharedCache {
   private readonly entries = new Map<string, Entry>();
+  /** Redis confirmed the subscription on the current connection. */
+  private subscribed = false;
 
   constructor(
     private readonly subscriber: RedisClient,
@@ -21,13 +24,19 @@ export class SharedCache {
     private readonly ttlMs: number,
   ) {
     pubSub.onMessage(subscriber, (from) => from === channel && this.entries.clear());
-    // Reconnects re-subscribe by themselves; anything cached before the gap may be stale.
-    subscriber.on('ready', () => this.entries.clear());
-    pubSub.subscribe(subscriber, channel).catch(() => {});
+    const subscribe = () => pubSub.subscribe(subscriber, channel).then(() => void (this.subscribed = true), () => {});
+    // Anything cached before a gap may be stale; a reconnect is trusted again once its subscription is confirmed.
+    subscriber.on('close', () => (this.subscribed = false));
+    subscriber.on('ready', () => {
+      this.entries.clear();
+      void subscribe();
+    });
+    void subscribe();
   }
 
-  private get live(): boolean {
-    return this.subscriber.status === 'ready';
+  /** Whether entries are kept and served: the subscription that hears invalidations is confirmed and up. */
+  get live(): boolean {
+    return this.subscribed && this.subscriber.status === 'ready';
   }
 
   async get<T>(key: string, load: () => Promise<T>): Promise<T> {

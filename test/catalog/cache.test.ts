@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { SharedCache } from '../../src/lib/shared-cache.js';
+import { ownRedis } from '../helpers/redis-server.js';
 
 const channel = `test:${randomBytes(6).toString('hex')}:catalog-changed`;
 const connections: Redis[] = [];
@@ -13,8 +14,9 @@ const connect = () => {
 /** One cache per simulated process, each with its own subscriber, sharing a publisher connection. */
 const publisher = connect();
 const processCache = (ttlMs = 60_000) => new SharedCache(connect(), publisher, channel, ttlMs);
-const ready = async (redis: Redis) => {
-  while (redis.status !== 'ready') await new Promise((r) => setTimeout(r, 10));
+/** Until its subscription is confirmed a cache keeps nothing (see the last test). */
+const live = async (cache: SharedCache) => {
+  while (!cache.live) await new Promise((r) => setTimeout(r, 10));
 };
 
 afterAll(() => connections.forEach((c) => c.disconnect()));
@@ -22,7 +24,7 @@ afterAll(() => connections.forEach((c) => c.disconnect()));
 describe('SharedCache (catalog cache)', () => {
   it('serves a value from memory until it expires', async () => {
     const cache = processCache(50);
-    await ready(connections.at(-1)!);
+    await live(cache);
     let loads = 0;
     const load = async () => ++loads;
     expect(await cache.get('k', load)).toBe(1);
@@ -33,7 +35,7 @@ describe('SharedCache (catalog cache)', () => {
 
   it('drops entries in every process when one invalidates', async () => {
     const [a, b] = [processCache(), processCache()];
-    await Promise.all(connections.slice(-2).map(ready));
+    await Promise.all([a, b].map(live));
     let version = 1;
     const load = async () => version;
     expect(await a.get('price', load)).toBe(1);
@@ -46,7 +48,7 @@ describe('SharedCache (catalog cache)', () => {
 
   it('full, lets go of the entry used longest ago: a burst of keys asked for once never empties it', async () => {
     const cache = processCache();
-    await ready(connections.at(-1)!);
+    await live(cache);
     let hotLoads = 0;
     const hot = async () => ++hotLoads;
     await cache.get('hot', hot);
@@ -64,7 +66,7 @@ describe('SharedCache (catalog cache)', () => {
 
   it('does not remember a failed load', async () => {
     const cache = processCache();
-    await ready(connections.at(-1)!);
+    await live(cache);
     await expect(cache.get('x', () => Promise.reject(new Error('db down')))).rejects.toThrow('db down');
     expect(await cache.get('x', async () => 'fresh')).toBe('fresh');
   });
@@ -72,7 +74,7 @@ describe('SharedCache (catalog cache)', () => {
   it('is bypassed while its subscription is down, since an invalidation could be missed', async () => {
     const subscriber = connect();
     const cache = new SharedCache(subscriber, publisher, channel, 60_000);
-    await ready(subscriber);
+    await live(cache);
     const closed = new Promise((r) => subscriber.once('end', r));
     subscriber.disconnect();
     await closed;
@@ -80,5 +82,29 @@ describe('SharedCache (catalog cache)', () => {
     await cache.get('k', async () => ++loads);
     await cache.get('k', async () => ++loads);
     expect(loads).toBe(2);
+  });
+
+  it('keeps nothing until Redis has confirmed its subscription, though the connection is up', async () => {
+    const server = await ownRedis();
+    const subscriber = new Redis(server.url);
+    const admin = new Redis(server.url);
+    try {
+      while (subscriber.status !== 'ready') await new Promise((r) => setTimeout(r, 10));
+      // The server takes no command for a while: the subscription the cache asks for waits unanswered.
+      await admin.call('client', 'pause', '1500', 'all');
+      const cache = new SharedCache(subscriber, admin, channel, 60_000);
+      let loads = 0;
+      await cache.get('k', async () => ++loads);
+      await cache.get('k', async () => ++loads);
+      expect(loads).toBe(2);
+      await live(cache);
+      await cache.get('k', async () => ++loads);
+      await cache.get('k', async () => ++loads);
+      expect(loads).toBe(3);
+    } finally {
+      subscriber.disconnect();
+      admin.disconnect();
+      await server.close();
+    }
   });
 });

@@ -24,6 +24,8 @@ export const ERRORS = {
   method_not_allowed: { status: 405, message: 'This method is not allowed here.' },
   validation: { status: 422, message: 'The given data was invalid.' },
   insufficient_balance: { status: 409, message: 'Insufficient balance' },
+  // Said with both figures: "The order costs 12.50 USD, above max_price 12.00." (C24).
+  above_max_price: { status: 409, message: 'The order costs more than its max_price.' },
   already_reviewed: { status: 409, message: 'You have already reviewed this product.' },
   not_purchased: { status: 409, message: 'Only customers who ordered this product can review it.' },
   not_purchasable: { status: 409, message: 'This product cannot be ordered right now.' },

@@ -14,6 +14,15 @@ export const moneyAmount = (signed: boolean) =>
       }),
   );
 
+/** C24's price guard on either make-order: the most the whole order may cost, in the account's currency. */
+export const maxPriceField = moneyAmount(false)
+  .optional()
+  .openapi({
+    type: 'string',
+    description: "The most the whole order may cost, in the account's currency: a dearer order is a 409 naming both figures, and nothing is written.",
+    example: '25.00',
+  });
+
 /** An order number in the path. */
 export const UtrParam = z.object({ utr: keyOf('order', text(32).regex(/^[A-Z0-9]+$/), 'utr') });
 

@@ -3,6 +3,7 @@ import type { ProductKind } from '../../db/schema.js';
 import { validationError } from '../../core/errors.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Metrics } from '../../lib/metrics.js';
+import { moneyText } from '../../lib/money.js';
 import { checkTopUpOrder, mergeCardLines, newUtr, placeOrder, requestDigest, type CardLineRequest, type Idempotency } from './service.js';
 
 /**
@@ -27,13 +28,17 @@ async function handOver(deps: PlacementDeps, kind: ProductKind, order: { orderId
   }
 }
 
-const idempotency = (key: string | null, endpoint: string, request: unknown): Idempotency | null =>
-  key === null ? null : { key, endpoint, digest: requestDigest(endpoint, request) };
+/**
+ * The Idempotency-Key's claim on this request. A max_price is part of the request when given (a retry with another
+ * limit is another request); left out otherwise, so requests digest as they did before the price guard.
+ */
+const idempotency = (key: string | null, endpoint: string, request: Record<string, unknown>, maxPrice: string | null): Idempotency | null =>
+  key === null ? null : { key, endpoint, digest: requestDigest(endpoint, maxPrice === null ? request : { ...request, max_price: moneyText(maxPrice) }) };
 
 /** A12: a card order of the caller's, placed in one statement (C6, C7, C15). */
 export async function placeCardOrder(
   deps: PlacementDeps,
-  input: { accountId: number; lines: CardLineRequest[]; idempotencyKey: string | null; maxQuantityPerLine: number },
+  input: { accountId: number; lines: CardLineRequest[]; idempotencyKey: string | null; maxQuantityPerLine: number; maxPrice: string | null },
 ): Promise<{ utr: string }> {
   const requested = mergeCardLines(input.lines);
   if (requested.some((l) => l.quantity > input.maxQuantityPerLine)) {
@@ -48,7 +53,8 @@ export async function placeCardOrder(
     informations: null,
     fields: null,
     lines: requested,
-    idempotency: idempotency(input.idempotencyKey, 'card/make-order', request),
+    idempotency: idempotency(input.idempotencyKey, 'card/make-order', request, input.maxPrice),
+    maxPrice: input.maxPrice,
   });
   // Checked by the statement itself: a card order needs no catalog read of its own.
   if (placed.kind === 'unorderable') throw validationError(['The selected service ids is invalid.']);
@@ -59,7 +65,14 @@ export async function placeCardOrder(
 /** A6: a top-up order of the caller's, with its order-form values checked against the top-up (C4, C15). */
 export async function placeTopUpOrder(
   deps: PlacementDeps,
-  input: { accountId: number; topUpId: number; serviceId: number; fields: Record<string, unknown>; idempotencyKey: string | null },
+  input: {
+    accountId: number;
+    topUpId: number;
+    serviceId: number;
+    fields: Record<string, unknown>;
+    idempotencyKey: string | null;
+    maxPrice: string | null;
+  },
 ): Promise<{ utr: string }> {
   const { informations, fields } = await checkTopUpOrder(deps.db, input);
   const placed = await placeOrder(deps.db, {
@@ -70,7 +83,8 @@ export async function placeTopUpOrder(
     informations,
     fields,
     lines: [{ serviceId: input.serviceId, quantity: 1 }],
-    idempotency: idempotency(input.idempotencyKey, 'top-up/make-order', { topUpId: input.topUpId, serviceId: input.serviceId, informations }),
+    idempotency: idempotency(input.idempotencyKey, 'top-up/make-order', { topUpId: input.topUpId, serviceId: input.serviceId, informations }, input.maxPrice),
+    maxPrice: input.maxPrice,
   });
   if (placed.kind === 'unorderable') {
     // Taken off sale since the check above read the catalog: the check now names what is no longer orderable.

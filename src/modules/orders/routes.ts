@@ -63,6 +63,7 @@ export function orderRoutes() {
         serviceId: body.serviceId,
         fields: body,
         idempotencyKey: c.req.valid('header')['Idempotency-Key'] ?? null,
+        maxPrice: body.max_price ?? null,
       });
       return c.json({ status: 'success' as const, message: `Order placed successfully. Your order number is ${utr}.` }, 200);
     },
@@ -81,12 +82,13 @@ export function orderRoutes() {
       errors: [409],
     }),
     async (c) => {
-      const { service_ids: serviceIds, quantities } = validBody(c, (target) => c.req.valid(target));
+      const { service_ids: serviceIds, quantities, max_price: maxPrice } = validBody(c, (target) => c.req.valid(target));
       const { utr } = await placeCardOrder(placement(c), {
         accountId: c.get('account').id,
         lines: serviceIds.map((serviceId, i) => ({ serviceId, quantity: quantities[i]! })),
         idempotencyKey: c.req.valid('header')['Idempotency-Key'] ?? null,
         maxQuantityPerLine: c.get('services').config.MAX_QUANTITY_PER_LINE,
+        maxPrice: maxPrice ?? null,
       });
       return c.json({ status: 'success' as const, message: { utr } }, 200);
     },

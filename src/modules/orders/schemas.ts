@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { EXAMPLE_CURRENCY, EXAMPLE_TIMESTAMP, exampleAsset, examplePage } from '../../http/examples.js';
+import { maxPriceField } from '../../http/fields.js';
 import { pageSchema } from '../../http/pagination.js';
 import { aliased, id, pageQuery, positiveCount, REQUIRED, requiredText } from '../../http/validation.js';
 import { fromCents, moneyNumber } from '../../lib/money.js';
@@ -38,7 +39,7 @@ const orderPrice = (lines: Array<{ cents: number }>) => moneyNumber(fromCents(li
 
 /** A6 body: the ids, plus one field per `order_information` entry of the top-up (checked against the catalog). */
 export const topUpOrderBody = z
-  .looseObject({ topUpId: id(), serviceId: id() })
+  .looseObject({ topUpId: id(), serviceId: id(), max_price: maxPriceField })
   .openapi({
     description: 'Plus one text field per `order_information` entry of the top-up, named by its `field_name`.',
     example: { topUpId: 1, serviceId: pubgCampaignService, ...pubgOrderFields },
@@ -58,7 +59,7 @@ const lineList = <T extends z.ZodType>(item: T) =>
 export const cardOrderBody = aliased(
   { serviceIds: 'service_ids', quantity: 'quantities' },
   z
-    .object({ service_ids: lineList(id()), quantities: lineList(positiveCount()) })
+    .object({ service_ids: lineList(id()), quantities: lineList(positiveCount()), max_price: maxPriceField })
     .refine((body) => body.service_ids.length === body.quantities.length, {
       path: ['service_ids'],
       error: 'The service ids and quantities fields must have the same number of items.',

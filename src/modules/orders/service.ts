@@ -7,6 +7,7 @@ import { idempotencyKeys, topUpServices, topUps, type OrderField, type OrderFiel
 import { AppError, validationError } from '../../core/errors.js';
 import { isBlank, isStorableText, NOT_STORABLE } from '../../lib/text.js';
 import { sha256 } from '../../lib/crypto.js';
+import { moneyText } from '../../lib/money.js';
 import { applicableMembership } from '../campaigns/rule.js';
 import { ORDER_STATUS } from '../order-state/state.js';
 
@@ -99,6 +100,8 @@ export type PlaceOrder = {
   fields: OrderFieldValue[] | null;
   lines: Array<{ serviceId: number; quantity: number }>;
   idempotency: Idempotency | null;
+  /** C24's price guard: the most the whole order may cost in the account's currency (none: no limit). */
+  maxPrice?: string | null;
 };
 
 /**
@@ -125,7 +128,7 @@ export const unitPriceSql = (price: string, discount: string, type: string) =>
     `greatest(0, case when ${type} = 'percentage' then round(${price} * (100 - ${discount}) / 100, 2) else ${price} - ${discount} end)`,
   );
 
-type PlacementValue = 'lines' | 'accountId' | 'key' | 'endpoint' | 'digest' | 'answer' | 'utr' | 'topUpId' | 'informations' | 'fields';
+type PlacementValue = 'lines' | 'accountId' | 'key' | 'endpoint' | 'digest' | 'answer' | 'utr' | 'topUpId' | 'informations' | 'fields' | 'maxPrice';
 
 /** The placement statement of a product kind, its text built once (see builtStatement). */
 function placementStatement(kind: ProductKind) {
@@ -193,7 +196,8 @@ function placementStatement(kind: ProductKind) {
       cross join lateral (select ${unitPriceSql('g.price', 'g.discount', 'g.discount_type')} as unit) x
       left join alloc a on a.id = r.service_id
     ), debit as (
-      update accounts a set balance = a.balance - t.amount, updated_at = now(),
+      -- order_price_guard aborts the whole statement when the total is above the buyer's max_price (migration 0008).
+      update accounts a set balance = a.balance - order_price_guard(t.amount, ${slot('maxPrice')}::numeric, a.currency), updated_at = now(),
              ${sql.identifier(t.orderCount)} = a.${sql.identifier(t.orderCount)} + 1
       from (select sum(line_total) as amount from priced) t
       where a.id = ${slot('accountId')}::int and exists (select 1 from go)
@@ -249,6 +253,7 @@ export async function placeOrder(db: DbOrTx, input: PlaceOrder): Promise<Placed>
     topUpId: input.topUpId,
     informations: input.informations === null ? null : JSON.stringify(input.informations),
     fields: input.fields === null ? null : JSON.stringify(input.fields),
+    maxPrice: input.maxPrice ?? null,
   };
   const place = placementStatements[input.kind];
 
@@ -257,6 +262,8 @@ export async function placeOrder(db: DbOrTx, input: PlaceOrder): Promise<Placed>
     rows = await retryingConflicts(() => place(db, values));
   } catch (err) {
     if (isInsufficientBalance(err)) throw new AppError('insufficient_balance');
+    const total = aboveMaxPrice(err);
+    if (total !== null) throw new AppError('above_max_price', `The order costs ${total}, above max_price ${moneyText(input.maxPrice!)}.`);
     throw err;
   }
   // The statement answers one row, whatever it wrote.
@@ -288,10 +295,23 @@ async function keptAnswer(db: DbOrTx, accountId: number, idem: Idempotency): Pro
   return { kind: 'replayed', utr: (row.responseBody as { utr: string }).utr };
 }
 
-function isInsufficientBalance(err: unknown): boolean {
+type PgError = { code?: string; message?: string; detail?: string; constraint_name?: string };
+
+/** The PostgreSQL error behind an error (drizzle wraps it as the cause), or null. */
+function pgError(err: unknown): PgError | null {
   for (let e: unknown = err; e && typeof e === 'object'; e = (e as { cause?: unknown }).cause) {
-    const pg = e as { code?: string; constraint_name?: string };
-    if (pg.code === '23514' && pg.constraint_name === 'accounts_balance_non_negative') return true;
+    if (typeof (e as PgError).code === 'string') return e as PgError;
   }
-  return false;
+  return null;
+}
+
+/** The total and currency (`12.50 USD`) of an order the price guard refused; null for any other error. */
+function aboveMaxPrice(err: unknown): string | null {
+  const pg = pgError(err);
+  return pg?.code === 'P0001' && pg.message === 'order_above_max_price' ? (pg.detail ?? null) : null;
+}
+
+function isInsufficientBalance(err: unknown): boolean {
+  const pg = pgError(err);
+  return pg?.code === '23514' && pg.constraint_name === 'accounts_balance_non_negative';
 }

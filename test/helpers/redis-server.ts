@@ -34,7 +34,8 @@ export async function ownRedis(args: string[] = []): Promise<OwnRedis> {
     for (let i = 0; i < 100 && !(await answers()); i++) await sleep(50);
   };
   const stop = async () => {
-    const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    // No ready check: it asks INFO, which a server started with INFO renamed away refuses, and would then never stop.
+    const client = new Redis(url, { lazyConnect: true, enableReadyCheck: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
     client.on('error', () => {});
     await client.connect().then(() => client.call('shutdown', 'nosave')).catch(() => {});
     client.disconnect();

@@ -27,6 +27,7 @@ import { orderRoutes } from './modules/orders/routes.js';
 import { reviewRoutes } from './modules/reviews/routes.js';
 import { catalogAdminRoutes } from './modules/catalog-admin/routes.js';
 import { webhookAdminRoutes, webhookRoutes } from './modules/webhooks/routes.js';
+import { statementAdminRoutes, statementRoutes } from './modules/statements/routes.js';
 import { providerAdminRoutes, providerCallbackRoutes } from './modules/providers/routes.js';
 
 type DependencyState = 'up' | 'read_only' | 'down';
@@ -97,6 +98,7 @@ export function createApp(services: Services) {
   api.route('/', reviewRoutes());
   api.route('/', orderRoutes());
   api.route('/', webhookRoutes());
+  api.route('/', statementRoutes());
   app.route('/api', api);
 
   const license = new OpenAPIHono<AppEnv>();
@@ -109,6 +111,7 @@ export function createApp(services: Services) {
   admin.route('/', adminRoutes(services));
   // After adminRoutes: its requireAdmin middleware guards every /admin route.
   admin.route('/', webhookAdminRoutes());
+  admin.route('/', statementAdminRoutes());
   admin.route('/', catalogAdminRoutes());
   admin.route('/', providerAdminRoutes());
   app.route('/admin', admin);

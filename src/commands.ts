@@ -3,6 +3,7 @@ import { licenseCommands } from './modules/license/cli.js';
 import { providerCommands } from './modules/providers/cli.js';
 import { catalogAdminCommands } from './modules/catalog-admin/cli.js';
 import { webhookCommands } from './modules/webhooks/cli.js';
+import { statementCommands } from './modules/statements/cli.js';
 import type { CliCommand } from './cli/types.js';
 
 /** Every operator command of `npm run cli`, by name: what `app.ts` is to the API's routes. */
@@ -12,4 +13,5 @@ export const operatorCommands: Record<string, CliCommand> = {
   ...providerCommands,
   ...catalogAdminCommands,
   ...webhookCommands,
+  ...statementCommands,
 };

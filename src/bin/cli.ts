@@ -7,7 +7,7 @@ import { bootstrap, startFailureLine } from '../startup/index.js';
 const env = { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL || 'warn' };
 
 process.exitCode = await runCli(operatorCommands, process.argv.slice(2), {
-  stdout: (text) => process.stdout.write(text),
+  stdout: (text) => new Promise<void>((resolve) => (process.stdout.write(text) ? resolve() : process.stdout.once('drain', resolve))),
   stderr: (text) => process.stderr.write(text),
   stdin: process.stdin,
   terminal: process.stderr.isTTY ? process.stderr : undefined,

@@ -12,7 +12,8 @@ import type { CliCommand, CliIo } from './types.js';
  * program (a test) runs a command inside itself. Nothing here exits the process: the run answers its exit code.
  */
 export type CliHost = {
-  stdout: (text: string) => void;
+  /** Settles (when it returns a promise) once more may be written: an export waits for a slow reader. */
+  stdout: (text: string) => unknown;
   stderr: (text: string) => void;
   /** What `-` reads (`--file -`, `--credentials-file -`). */
   stdin: Readable;
@@ -48,6 +49,7 @@ function terminalIo(host: CliHost): { io: CliIo; logs: LogDestination } {
   const logs: LogDestination = { write: (line) => (shownBar ? shownBar.log(line) : host.stderr(line)) };
   const io: CliIo = {
     stdin: host.stdin,
+    write: async (text) => void (await host.stdout(text)),
     progress: (total, counts) => {
       if (!host.terminal) return { update: () => {}, stop: () => {} };
       const tally = counts.map((name) => `${name} {${name}}`).join(' | ');

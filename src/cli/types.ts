@@ -23,6 +23,8 @@ export type CliProgress = {
 export type CliIo = {
   /** What `-` reads in place of a file. */
   stdin: Readable;
+  /** Writes text to stdout as it comes (an export), settled once it may write more; such a command returns nothing. */
+  write: (text: string) => Promise<void>;
   /** Opens a progress display over `total` units (unknown: 0), showing `counts` by name. */
   progress: (total: number, counts: string[]) => CliProgress;
 };

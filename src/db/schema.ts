@@ -142,6 +142,8 @@ export const balanceLedger = pgTable(
     amount: money('amount').notNull(),
     balanceAfter: money('balance_after').notNull(),
     kind: varchar('kind', { length: 16 }).$type<'deposit' | 'adjustment' | 'order_debit' | 'order_refund'>().notNull(),
+    /** The account's currency when the entry was written: the statement's, whatever the account holds later. */
+    currency: varchar('currency', { length: 3 }).notNull(),
     orderId: bigint('order_id', { mode: 'number' }).references(() => orders.id),
     reason: text('reason'),
     createdAt: createdAt(),

@@ -226,6 +226,8 @@ export function endpoint<
   description?: string;
   /** The answer carries an ETag, and a matching If-None-Match gets 304 (see cachedJson). */
   notModified?: boolean;
+  /** The route also answers `text/csv` (when its query asks for it): what the CSV holds. */
+  csv?: string;
 }) {
   const { guard, query, params, headers, ok } = spec;
   const body = spec.body ?? spec.jsonBody;
@@ -264,6 +266,9 @@ export function endpoint<
     responses: {
       200: {
         ...json(spec.envelope === 'whole' ? ok : successA(ok), 'Success'),
+        ...(spec.csv
+          ? { content: { ...json(spec.envelope === 'whole' ? ok : successA(ok), 'Success').content, 'text/csv': { schema: { type: 'string' as const, description: spec.csv } } } }
+          : {}),
         ...(spec.notModified ? { headers: { ETag: { description: 'Send it back in If-None-Match: 304 while the answer is unchanged', schema: { type: 'string' as const } } } } : {}),
       },
       ...(spec.notModified ? { 304: { description: 'Not modified: the If-None-Match ETag is current (no body)' } } : {}),

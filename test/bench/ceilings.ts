@@ -84,8 +84,8 @@ export async function rawTxCeiling(databaseUrl: string, target: RawTxTarget, sec
         where id = ${accountId} and balance >= ${price}::numeric returning balance`;
       if (!account) throw new Error('insufficient balance');
       await tx`
-        insert into balance_ledger (account_id, amount, balance_after, kind, order_id)
-        values (${accountId}, ${`-${price}`}::numeric, ${account.balance}, 'order_debit', ${order!.id})`;
+        insert into balance_ledger (account_id, amount, balance_after, kind, currency, order_id)
+        values (${accountId}, ${`-${price}`}::numeric, ${account.balance}, 'order_debit', 'USD', ${order!.id})`;
     });
   };
   try {

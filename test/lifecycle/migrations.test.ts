@@ -1,22 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { migrateDatabase } from '../../src/db/migrate.js';
-
-/** The URL of a new, empty database on the test server, and its drop. */
-async function emptyDatabase() {
-  const server = new URL(inject('templateDatabaseUrl'));
-  const name = `topup_migrate_${randomBytes(5).toString('hex')}`;
-  const admin = postgres(Object.assign(new URL(server), { pathname: '/postgres' }).toString(), { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database "${name}"`);
-  return {
-    url: Object.assign(new URL(server), { pathname: `/${name}` }).toString(),
-    drop: async () => {
-      await admin.unsafe(`drop database if exists "${name}" with (force)`);
-      await admin.end({ timeout: 5 });
-    },
-  };
-}
+import { emptyDatabase } from '../helpers/migrations.js';
 
 describe('processes starting together on a new database', () => {
   it('four migrating at once all succeed, round after round: every online index built once and valid, late checks validated', { timeout: 120_000 }, async () => {

@@ -83,7 +83,7 @@ describe('Idempotency-Key (C15)', () => {
     await expectFailure(await api.postJson('/api/card/make-order', body, { 'Idempotency-Key': 'retry-me' }), 409);
     expect((await app.services.sql`select 1 from idempotency_keys where account_id = ${keys.id}`).length).toBe(0);
     await app.services.sql`update accounts set balance = balance + 100 where id = ${keys.id}`;
-    await app.services.sql`insert into balance_ledger (account_id, amount, balance_after, kind) values (${keys.id}, 100, 105, 'deposit')`;
+    await app.services.sql`insert into balance_ledger (account_id, amount, balance_after, kind, currency) values (${keys.id}, 100, 105, 'deposit', 'USD')`;
     await expectJson(await api.postJson('/api/card/make-order', body, { 'Idempotency-Key': 'retry-me' }), 200);
   });
 

@@ -4,33 +4,18 @@
  * fields in the form's order, an open attempt keeps the address it was sent to, and the `codes_owed >= 0` check, added
  * NOT VALID, is validated after the migrations, or stays NOT VALID (said at start) while old rows break it.
  */
-import { copyFile, mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import { migrate } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { migrateDatabase, MIGRATIONS_FOLDER } from '../../src/db/migrate.js';
+import { migrateDatabase } from '../../src/db/migrate.js';
+import { previousMigrations } from '../helpers/migrations.js';
 
 const BEFORE = 7; // migrations 0000 to 0006: the previous version's schema
 
 let url: string;
 let sql: postgres.Sql;
 let drop: () => Promise<void>;
-
-/** The committed migrations before `count`, as the previous version shipped them. */
-async function previousMigrations(count: number): Promise<string> {
-  const folder = await mkdtemp(join(tmpdir(), 'migrations-'));
-  await mkdir(join(folder, 'meta'));
-  const journal = JSON.parse(await readFile(join(MIGRATIONS_FOLDER, 'meta', '_journal.json'), 'utf8')) as { entries: Array<{ idx: number; tag: string }> };
-  journal.entries = journal.entries.filter((entry) => entry.idx < count);
-  await writeFile(join(folder, 'meta', '_journal.json'), JSON.stringify(journal));
-  for (const file of await readdir(MIGRATIONS_FOLDER)) {
-    if (journal.entries.some((entry) => file === `${entry.tag}.sql`)) await copyFile(join(MIGRATIONS_FOLDER, file), join(folder, file));
-  }
-  return folder;
-}
 
 beforeAll(async () => {
   const server = new URL(inject('templateDatabaseUrl'));

@@ -70,10 +70,10 @@ export async function adjustBalance(
       update ${accounts} a set balance = t.next, updated_at = now()
       from target t
       where a.id = t.id and t.next >= 0 and t.next <= ${MAX_MONEY}::numeric
-      returning a.id, a.balance
+      returning a.id, a.balance, a.currency
     ), entry as (
-      insert into ${balanceLedger} (account_id, amount, balance_after, kind, reason)
-      select id, ${value}::numeric, balance, ${kind}, ${reason} from moved
+      insert into ${balanceLedger} (account_id, amount, balance_after, kind, currency, reason)
+      select id, ${value}::numeric, balance, ${kind}, currency, ${reason} from moved
     )
     select (select next::text from target) as next, (select balance from moved) as balance`);
   if (row?.balance) return { balance: row.balance };

@@ -95,10 +95,10 @@ export async function refundOrder(
         with moved as (
           update ${accounts} set balance = balance + ${amount}::numeric, updated_at = now()
           where id = ${order.account_id}
-          returning id, balance
+          returning id, balance, currency
         )
-        insert into ${balanceLedger} (account_id, amount, balance_after, kind, order_id, reason)
-        select id, ${amount}::numeric, balance, 'order_refund', ${order.id}, ${reason} from moved`);
+        insert into ${balanceLedger} (account_id, amount, balance_after, kind, currency, order_id, reason)
+        select id, ${amount}::numeric, balance, 'order_refund', currency, ${order.id}, ${reason} from moved`);
     }
     await tx.execute(sql`update ${orderLines} set codes_owed = 0 where order_id = ${order.id} and codes_owed > 0`);
     const moved = await transitionOrder(tx, order.id, ORDER_STATUS.refund, { refundedAmount: amount, note: reason });

@@ -209,8 +209,8 @@ function placementStatement(kind: ProductKind) {
       from debit d
       returning id
     ), ledger as (
-      insert into balance_ledger (account_id, amount, balance_after, kind, order_id)
-      select d.id, -d.amount, d.balance, 'order_debit', p.id from debit d, placed p
+      insert into balance_ledger (account_id, amount, balance_after, kind, currency, order_id)
+      select d.id, -d.amount, d.balance, 'order_debit', d.currency, p.id from debit d, placed p
     ), written_lines as (
       insert into order_lines (order_id, ${sql.identifier(t.lineService)}, card_id, quantity, base_price, discount, unit_price,
                                campaign_units, campaign_unit_price, campaign_id, line_total, codes_owed)

@@ -14,20 +14,22 @@ type LoggedError = { type: string; message: string; code?: string; constraint?: 
 /**
  * What a log line keeps of an error: its kind, message, code, stack frames and cause chain. Query
  * parameters are left out, also where PostgreSQL quotes one in its message (`invalid input syntax …:
- * "<value>"`), and so is PostgreSQL's `detail`: they hold digests, order-form values and other client data.
+ * "<value>"`), and so is PostgreSQL's `detail`: they hold digests, order-form values and other client data. A value
+ * is taken out where it is quoted, never out of the middle of a word: a parameter `top_up` leaves the constraint
+ * `top_up_services_cap_ck` named.
  */
-export function serializeError(err: unknown, redact: string[] = [], depth = 0): LoggedError {
-  if (!(err instanceof Error)) return { type: typeof err, message: scrub(String(err), redact) };
+export function serializeError(err: unknown, quoted: string[] = [], depth = 0): LoggedError {
+  if (!(err instanceof Error)) return { type: typeof err, message: scrubQuoted(String(err), quoted) };
   const fields = err as Error & { query?: unknown; params?: unknown; parameters?: unknown; code?: unknown; constraint_name?: unknown };
   // drizzle's "Failed query: <sql>\nparams: <values>": the statement stays, the values go.
   const isQuery = typeof fields.query === 'string' && Array.isArray(fields.params);
   // The driver's own error (a statement sent straight to it) names its statement and values too: the values go.
   const values = isQuery ? fields.params : typeof fields.query === 'string' && Array.isArray(fields.parameters) ? fields.parameters : [];
-  const secrets = [...redact, ...(values as unknown[]).filter((p): p is string => typeof p === 'string' && p.length >= 4)];
+  const secrets = [...quoted, ...(values as unknown[]).filter((p): p is string => typeof p === 'string')];
   const frames = err.stack?.split('\n').filter((line) => /^\s+at /.test(line)).join('\n');
   return {
     type: err.name,
-    message: isQuery ? `Failed query: ${fields.query as string}` : scrub(err.message, secrets),
+    message: isQuery ? `Failed query: ${fields.query as string}` : scrubQuoted(err.message, secrets),
     ...(typeof fields.code === 'string' ? { code: fields.code } : {}),
     ...(typeof fields.constraint_name === 'string' ? { constraint: fields.constraint_name } : {}),
     ...(frames ? { stack: frames } : {}),
@@ -35,7 +37,8 @@ export function serializeError(err: unknown, redact: string[] = [], depth = 0): 
   };
 }
 
-const scrub = (text: string, secrets: string[]) => secrets.reduce((out, secret) => out.split(secret).join('[redacted]'), text);
+/** `"<value>"` becomes `"[redacted]"` for each value, as PostgreSQL quotes the values it names in a message. */
+const scrubQuoted = (text: string, values: string[]) => values.reduce((out, value) => out.split(`"${value}"`).join('"[redacted]"'), text);
 
 /**
  * `destination`: where the lines go (stderr unless a caller, such as a test, collects them). Stderr is written

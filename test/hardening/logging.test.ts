@@ -33,4 +33,20 @@ describe('error log lines', () => {
     expect(JSON.stringify(line)).not.toContain(secret);
     expect(line).toMatchObject({ code: '22P02', message: 'invalid input syntax for type integer: "[redacted]"' });
   });
+
+  it('take a value out only where PostgreSQL quotes it, so a constraint named like a value stays named', async () => {
+    // A value of two characters is quoted too, and taken out.
+    const statement = builtStatement<'kind' | 'short'>(
+      (slot) => sql`select ${slot('kind')}::text as kind, ${slot('short')}::int as n`,
+    );
+    const failed = await statement(app.services.db, { kind: 'top_up', short: 'ab' }).then(() => null, (err: unknown) => err);
+    expect(serializeError(failed)).toMatchObject({ code: '22P02', message: 'invalid input syntax for type integer: "[redacted]"' });
+    // A parameter "top_up" (a product kind) and a refused row of the table whose check is top_up_services_cap_ck.
+    const named = Object.assign(new Error('new row for relation "top_up_services" violates check constraint "top_up_services_cap_ck"'), {
+      query: 'update top_up_services set offered_sell = offered_sell + $2 where kind = $1',
+      parameters: ['top_up', '1'],
+    });
+    expect(serializeError(named).message).toBe('new row for relation "top_up_services" violates check constraint "top_up_services_cap_ck"');
+  });
 });
+

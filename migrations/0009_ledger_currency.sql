@@ -1,5 +1,5 @@
--- The statement (C24) shows each entry in the currency it moved: until now every account was in the store's one
--- currency, which is what the account holds today, so that is what the entries written so far moved.
-ALTER TABLE "balance_ledger" ADD COLUMN "currency" varchar(3);--> statement-breakpoint
-UPDATE "balance_ledger" l SET "currency" = a."currency" FROM "accounts" a WHERE a."id" = l."account_id";--> statement-breakpoint
-ALTER TABLE "balance_ledger" ALTER COLUMN "currency" SET NOT NULL;
+-- The statement (C24) shows each entry in the currency it moved. The column is added empty, which takes no time
+-- whatever the ledger's size and lets a process of the previous version (a rolling restart) go on writing entries
+-- without it: an entry with none moved in its account's currency, which no account could change until this release,
+-- and the statement reads it so.
+ALTER TABLE "balance_ledger" ADD COLUMN "currency" varchar(3);

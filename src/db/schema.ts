@@ -142,8 +142,11 @@ export const balanceLedger = pgTable(
     amount: money('amount').notNull(),
     balanceAfter: money('balance_after').notNull(),
     kind: varchar('kind', { length: 16 }).$type<'deposit' | 'adjustment' | 'order_debit' | 'order_refund'>().notNull(),
-    /** The account's currency when the entry was written: the statement's, whatever the account holds later. */
-    currency: varchar('currency', { length: 3 }).notNull(),
+    /**
+     * The account's currency when the entry was written. Empty on entries written before it was kept (migration
+     * 0009): those moved in the account's currency as it still is, which the statement shows for them.
+     */
+    currency: varchar('currency', { length: 3 }),
     orderId: bigint('order_id', { mode: 'number' }).references(() => orders.id),
     reason: text('reason'),
     createdAt: createdAt(),

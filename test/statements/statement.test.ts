@@ -1,8 +1,10 @@
+import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buyer, expectFailure, expectJson } from '../helpers/api.js';
 import { cliEnvOf, cliJson, runCli } from '../helpers/cli.js';
 import { createCard } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
+import { ROOT } from '../helpers/processes.js';
 
 /** C24's statement: an account's own ledger, newest first, as JSON pages or CSV, for the client and for operators. */
 let app: TestApp;
@@ -102,6 +104,8 @@ describe('the statement refuses what it cannot read', () => {
     ['from=2026-11-02&to=2026-11-01', ['The to field must be a date after or equal to from.']],
     ['format=xml', ['The format field must be json or csv.']],
     ['per_page=0', ['The per page field must be a positive integer.']],
+    ['from=2026-11-01T12:00:00%2B16:00', ['The from field must be a date (2026-11-01) or a date and time with its offset (2026-11-01T12:00:00Z).']],
+    ['to=0000-01-01', ['The to field must be a date (2026-11-01) or a date and time with its offset (2026-11-01T12:00:00Z).']],
     ['from=2026-11-01T24:00:00Z', ['The from field must be a date (2026-11-01) or a date and time with its offset (2026-11-01T12:00:00Z).']],
   ])('%s is a 422 naming the field', async (query, errors) => {
     const { api } = await buyer(app, '1.00');
@@ -144,5 +148,20 @@ describe('GET /admin/accounts/:id/statement and accounts:statement', () => {
     expect((await app.request('/admin/accounts/1/statement')).status).toBe(401);
     const unknown = await runCli(['accounts:statement', '999999'], cliEnvOf(app));
     expect(unknown).toMatchObject({ code: 1, stderr: 'No account with id 999999.\n' });
+  });
+
+  it('accounts:statement --csv piped into a reader that stops early (| head) ends quietly', { timeout: 60_000 }, async () => {
+    const { keys } = await buyer(app, '0');
+    // Far more than a pipe holds: the command is still writing when head has gone.
+    await app.services.sql`
+      insert into balance_ledger (account_id, amount, balance_after, kind, currency, reason)
+      select ${keys.id}, 1, g, 'deposit', 'USD', 'entry ' || g from generate_series(1, 20000) g`;
+    const env = { ...process.env, ...cliEnvOf(app) };
+    const command = `set -o pipefail; "${process.execPath}" --import tsx src/bin/cli.ts accounts:statement ${keys.id} --csv | head -c 100 > /dev/null`;
+    const child = spawn('bash', ['-c', command], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const code = await new Promise((resolve) => child.on('close', resolve));
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
   });
 });

@@ -4,6 +4,7 @@ import { adminOnly } from '../../http/admin-guard.js';
 import { contractRouter, endpoint } from '../../http/contract.js';
 import { pageObject } from '../../http/pagination.js';
 import { idParam } from '../../http/validation.js';
+import { requestLogger } from '../../http/request-log.js';
 import { pageRequest } from '../../lib/paging.js';
 import { existingAccount } from '../accounts/service.js';
 import { signedIn } from '../auth/middleware.js';
@@ -14,19 +15,25 @@ const CSV_DESCRIPTION = 'format=csv: a header line (id,created_at,kind,amount,ba
 
 /**
  * Text made as it is read: the next chunk is asked for only when the answer has room for it (the server waits for the
- * socket to drain), so the whole never sits in memory. (Node's Readable.toWeb reads ahead of a slow client.)
+ * socket to drain), so the whole never sits in memory. (Node's Readable.toWeb reads ahead of a slow client.) A failure
+ * once the answer has begun can only cut it short: it is logged as any unexpected error, with the request's id.
  */
-function pulledText(chunks: AsyncIterable<string>): ReadableStream<Uint8Array> {
+function pulledText(c: Context<AppEnv>, chunks: AsyncIterable<string>): ReadableStream<Uint8Array> {
   const iterator = chunks[Symbol.asyncIterator]();
   const encoder = new TextEncoder();
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
-        const next = await iterator.next();
-        if (next.done) controller.close();
-        else controller.enqueue(encoder.encode(next.value));
+        try {
+          const next = await iterator.next();
+          if (next.done) controller.close();
+          else controller.enqueue(encoder.encode(next.value));
+        } catch (err) {
+          requestLogger(c).error({ err }, 'unexpected error while streaming the answer');
+          controller.error(err);
+        }
       },
-      // A client gone mid-export closes the cursor and gives its connection back.
+      // A client gone mid-export stops the reading.
       async cancel() {
         await iterator.return?.();
       },
@@ -40,7 +47,7 @@ async function statement(c: Context<AppEnv>, accountId: number, query: typeof St
   const { sql } = c.get('services');
   const range = { from: query.from, to: query.to };
   if (query.format === 'csv') {
-    return c.body(pulledText(statementCsv(statementBatches(sql, accountId, range))), 200, {
+    return c.body(pulledText(c, statementCsv(statementBatches(sql, accountId, range))), 200, {
       'Content-Type': 'text/csv; charset=utf-8',
       'Content-Disposition': `attachment; filename="statement-${accountId}.csv"`,
     });

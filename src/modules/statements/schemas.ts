@@ -4,12 +4,16 @@ import { pageSchema } from '../../http/pagination.js';
 import { pageQuery, text } from '../../http/validation.js';
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
-const INSTANT = /^(\d{4}-\d{2}-\d{2})T([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,6})?)?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/;
+/** PostgreSQL's offsets go to ±15:59. */
+const INSTANT = /^(\d{4}-\d{2}-\d{2})T([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,6})?)?(Z|[+-](0\d|1[0-5]):[0-5]\d)$/;
 
-/** A day of the calendar: `2026-02-30` is not one (JavaScript's Date would roll it over to March). */
+/**
+ * A day of the calendar from the year 1 on: `2026-02-30` is not one (JavaScript's Date would roll it over to March),
+ * nor is `0000-01-01` (PostgreSQL has no year 0).
+ */
 const calendarDay = (day: string) => {
   const at = new Date(`${day}T00:00:00Z`);
-  return !Number.isNaN(at.getTime()) && at.toISOString().startsWith(day);
+  return !Number.isNaN(at.getTime()) && at.toISOString().startsWith(day) && !day.startsWith('0000');
 };
 
 /** A day (`2026-11-01`, the whole UTC day) or an instant with its offset (`2026-11-01T12:00:00Z`). */

@@ -39,10 +39,10 @@ type EntryRow = { id: string; created_at: string; kind: StatementEntry['kind']; 
  * The entries in the order of the account's balance: ids follow the account's row lock, so each entry's balance_after
  * is the one before it plus its amount (creation times are their transactions' start, which can cross).
  */
-const entriesQuery = (sql: Sql, accountId: number, range: StatementRange, rest = sql``) => sql<EntryRow[]>`
-  select l.id, l.created_at::text, l.kind, l.amount::text, l.balance_after::text, l.currency, o.utr, l.reason
-  from balance_ledger l left join orders o on o.id = l.order_id
-  where ${entriesOf(sql, accountId, range)}
+const entriesQuery = (sql: Sql, accountId: number, range: StatementRange, below = sql``, rest = sql``) => sql<EntryRow[]>`
+  select l.id, l.created_at::text, l.kind, l.amount::text, l.balance_after::text, coalesce(l.currency, a.currency) as currency, o.utr, l.reason
+  from balance_ledger l join accounts a on a.id = l.account_id left join orders o on o.id = l.order_id
+  where ${entriesOf(sql, accountId, range)} ${below}
   order by l.id desc ${rest}`;
 
 const entry = (row: EntryRow): StatementEntry => ({
@@ -59,7 +59,7 @@ const entry = (row: EntryRow): StatementEntry => ({
 /** One page of an account's statement (C11), and how many entries the range holds. */
 export async function statementPage(sql: Sql, accountId: number, range: StatementRange, page: PageRequest): Promise<{ entries: StatementEntry[]; total: number }> {
   const [rows, [counted]] = await Promise.all([
-    entriesQuery(sql, accountId, range, sql`limit ${page.perPage} offset ${pageOffset(page)}`),
+    entriesQuery(sql, accountId, range, sql``, sql`limit ${page.perPage} offset ${pageOffset(page)}`),
     sql<{ total: number }[]>`select count(*)::int as total from balance_ledger l where ${entriesOf(sql, accountId, range)}`,
   ]);
   return { entries: rows.map(entry), total: counted!.total };
@@ -69,14 +69,20 @@ export async function statementPage(sql: Sql, accountId: number, range: Statemen
 const EXPORT_BATCH = 1000;
 
 /**
- * Every entry of the range, newest first, in batches read through a cursor: a year of a busy account is never held
- * whole.
+ * Every entry of the range, newest first, in batches: each batch is a query of its own starting below the last id of
+ * the one before, so an export holds neither a connection nor a transaction while its client reads, and a year of a
+ * busy account is never held whole.
  */
-export function statementBatches(sql: Sql, accountId: number, range: StatementRange): AsyncIterable<StatementEntry[]> {
-  const cursor = entriesQuery(sql, accountId, range).cursor(EXPORT_BATCH);
-  return (async function* () {
-    for await (const rows of cursor) yield rows.map(entry);
-  })();
+export async function* statementBatches(sql: Sql, accountId: number, range: StatementRange): AsyncIterable<StatementEntry[]> {
+  let below: number | null = null;
+  for (;;) {
+    const after = below === null ? sql`` : sql`and l.id < ${below}`;
+    const rows = await entriesQuery(sql, accountId, range, after, sql`limit ${EXPORT_BATCH}`);
+    if (rows.length === 0) return;
+    yield rows.map(entry);
+    if (rows.length < EXPORT_BATCH) return;
+    below = Number(rows.at(-1)!.id);
+  }
 }
 
 const CSV_COLUMNS = ['id', 'created_at', 'kind', 'amount', 'balance_after', 'currency', 'utr', 'reason'] as const;

@@ -18,8 +18,8 @@ export const moneyAmount = (signed: boolean) =>
 export const maxPriceField = moneyAmount(false)
   .optional()
   .openapi({
-    type: 'string',
-    description: "The most the whole order may cost, in the account's currency: a dearer order is a 409 naming both figures, and nothing is written.",
+    description:
+      "The most the whole order may cost, in the account's currency (a number or a string, at most 2 decimals): a dearer order is a 409 naming both figures, and nothing is written.",
     example: '25.00',
   });
 

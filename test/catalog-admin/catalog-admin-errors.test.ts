@@ -72,9 +72,11 @@ describe('validation (422, one message per field, nothing written)', () => {
     await refused(entry({ field_value: 'Zone', field_name: 'zone id', field_type: 'text' }), 422, [
       'The order information.1.field name field must start with a letter and hold only letters, digits and underscores.',
     ]);
-    await refused(entry({ field_value: 'Zone', field_name: 'serviceId', field_type: 'text' }), 422, [
-      'The order information.1.field name field must not be topUpId or serviceId.',
-    ]);
+    for (const taken of ['serviceId', 'max_price']) {
+      await refused(entry({ field_value: 'Zone', field_name: taken, field_type: 'text' }), 422, [
+        'The order information.1.field name field must not be topUpId, serviceId or max_price.',
+      ]);
+    }
     await refused(entry({ field_value: 'Zone', field_name: 'zone', field_type: 'radio' }), 422, ['The order information.1.field type field must be text or select.']);
     await refused(entry({ field_value: 'Zone', field_name: 'zone', field_type: 'select' }), 422, ['The order information.1.option field is required.']);
     await refused(entry({ field_value: 'Zone', field_name: 'zone', field_type: 'select', option: {} }), 422, [

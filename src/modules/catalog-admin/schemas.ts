@@ -42,14 +42,14 @@ export const CategoryPatch = CategoryBody.partial();
 // ───────────────────────────── products ─────────────────────────────
 
 /** Names the top-up order body uses itself: an order field cannot take them. */
-const ORDER_BODY_FIELDS = ['topUpId', 'serviceId'];
+const ORDER_BODY_FIELDS = ['topUpId', 'serviceId', 'max_price'];
 
 const OrderFieldInput = z
   .object({
     field_value: requiredText(120).openapi({ description: 'The label (also the key of the order\'s `informations`)' }),
     field_name: requiredText(60)
       .refine((v) => /^[A-Za-z][A-Za-z0-9_]*$/.test(v), { error: 'must start with a letter and hold only letters, digits and underscores.' })
-      .refine((v) => !ORDER_BODY_FIELDS.includes(v), { error: 'must not be topUpId or serviceId.' })
+      .refine((v) => !ORDER_BODY_FIELDS.includes(v), { error: `must not be ${ORDER_BODY_FIELDS.slice(0, -1).join(', ')} or ${ORDER_BODY_FIELDS.at(-1)}.` })
       .openapi({ description: 'The name of the field in the order request' }),
     field_placeholder: text(255).default(''),
     field_note: text(255).default(''),

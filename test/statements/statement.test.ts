@@ -39,7 +39,8 @@ describe('GET /api/account/statement', () => {
   it('shows every balance move, newest first, each with the balance after it, in exact decimals', async () => {
     const { api, utr } = await accountWithHistory();
     const page = (await expectJson(await api.get('/api/account/statement'), 200)).message;
-    expect(page.total).toBe(5);
+    // 20 entries a page unless per_page says otherwise.
+    expect(page).toMatchObject({ total: 5, per_page: 20, current_page: 1 });
     const entries = page.data as Array<Record<string, unknown>>;
     expect(entries.map(({ kind, amount, balance_after, currency, utr: order, reason }) => ({ kind, amount, balance_after, currency, utr: order, reason }))).toEqual([
       { kind: 'adjustment', amount: '-5.00', balance_after: '115.00', currency: 'USD', utr: undefined, reason: '=HYPERLINK("x")' },

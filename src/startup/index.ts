@@ -6,7 +6,7 @@ import { ensureDatabase, migrateDatabase } from '../db/migrate.js';
 import { ConfigError, generateCodeEncryptionKey, parseEnv, readCodeEncryptionKey, withKey, type Config, type Env } from '../core/env.js';
 import type { ServiceOptions, Services } from '../runtime/services.js';
 import { adoptCodeKey, storedKeyFingerprint } from '../modules/inventory/code-key.js';
-import type { Logger } from '../lib/logger.js';
+import type { LogDestination, Logger } from '../lib/logger.js';
 import { connectRedis, describeTarget, infoRefused, misplacedServer, targetVariable, writeProbe, type RedisTarget } from '../lib/redis.js';
 import { createServices } from '../runtime/services.js';
 import { storeGauges } from './gauges.js';
@@ -181,8 +181,19 @@ export async function startOrExit<T>(start: () => Promise<T>): Promise<T> {
 }
 
 /** The one line a failed start is told in: a StartupError's own, anything else prefixed, never a stack trace. */
-export const startFailureLine = (err: unknown): string =>
+const startFailureLine = (err: unknown): string =>
   err instanceof StartupError ? err.message : `start failed: ${err instanceof Error ? err.message : String(err)}`;
+
+/**
+ * The services an operator command runs on (`npm run cli`, or a program running one inside itself): the database as
+ * it is, never created or migrated, the log lines to `logs` at LOG_LEVEL or else `warn` (an operator wants the
+ * command's answer, not the info lines of the services it calls). A start that fails rejects with its one line.
+ */
+export function startForCommand(logs: LogDestination, env: Record<string, string | undefined>): Promise<Services> {
+  return bootstrap({ prepareDatabase: false, logDestination: logs, env: { ...env, LOG_LEVEL: env.LOG_LEVEL || 'warn' } }).catch((err: unknown) => {
+    throw new Error(startFailureLine(err));
+  });
+}
 
 /**
  * An error nobody caught ends the process (its state can no longer be trusted), but as one log line with

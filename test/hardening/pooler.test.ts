@@ -9,6 +9,7 @@ import { migrateDatabase } from '../../src/db/migrate.js';
 import { createCard } from '../helpers/fixtures.js';
 import { createTestDatabase, startTestApp, type TestApp } from '../helpers/harness.js';
 import { checkInvariants, NO_VIOLATIONS, violations } from '../helpers/invariants.js';
+import { emptyDatabase } from '../helpers/migrations.js';
 import { startPgBouncer, type PgBouncer } from '../helpers/pgbouncer.js';
 import { sleep } from '../helpers/processes.js';
 import { createBuyer, placeCardOrder, stockCodes, waitFor } from '../workers/support.js';
@@ -94,7 +95,7 @@ describe('a transaction pooler between the service and PostgreSQL', () => {
   });
 
   it('migrations through the pooler hold their lock in a transaction: two at once both succeed', async () => {
-    const fresh = await createEmptyDatabase();
+    const fresh = await emptyDatabase();
     try {
       await Promise.all([migrateDatabase(bouncer.through(fresh.url)), migrateDatabase(bouncer.through(fresh.url))]);
       const sql = postgres(fresh.url, { max: 1, onnotice: () => {} });
@@ -142,21 +143,3 @@ describe('the service behind PgBouncer with DATABASE_PREPARED_STATEMENTS=false',
     expect(violations(await checkInvariants(app.services.sql, utrs))).toEqual(NO_VIOLATIONS);
   });
 });
-
-/** A database with no tables yet, for migrations to create. */
-async function createEmptyDatabase() {
-  const server = new URL(database.url);
-  const name = `topup_pooled_${Math.random().toString(36).slice(2, 10)}`;
-  server.pathname = '/postgres';
-  const admin = postgres(server.toString(), { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database "${name}"`);
-  const url = new URL(server);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      await admin.unsafe(`drop database if exists "${name}" with (force)`);
-      await admin.end({ timeout: 5 });
-    },
-  };
-}

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { expect } from 'vitest';
 import { runCli as runProgram } from '../../src/cli/program.js';
 import { operatorCommands } from '../../src/commands.js';
-import { bootstrap, startFailureLine } from '../../src/startup/index.js';
+import { startForCommand } from '../../src/startup/index.js';
 import type { TestApp } from './harness.js';
 import { runEntry } from './processes.js';
 
@@ -20,10 +20,7 @@ export async function runCli(args: string[], env: Record<string, string>, stdin 
     stdout: (text) => void (stdout += text),
     stderr: (text) => void (stderr += text),
     stdin: Readable.from([Buffer.from(stdin)]),
-    start: (logs) =>
-      bootstrap({ prepareDatabase: false, logDestination: logs, env: { LOG_LEVEL: 'warn', ...env } }).catch((err: unknown) => {
-        throw new Error(startFailureLine(err));
-      }),
+    start: (logs) => startForCommand(logs, env),
   });
   return { code, stdout, stderr };
 }

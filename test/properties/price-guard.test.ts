@@ -8,7 +8,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromCents, toCents } from '../../src/lib/money.js';
-import { buyer, expectFailure, expectJson } from '../helpers/api.js';
+import { adminOf, buyer, expectFailure, expectJson } from '../helpers/api.js';
 import { createCampaign, createCard } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 
@@ -105,12 +105,7 @@ class Reprice implements fc.AsyncCommand<Model, Real> {
   ) {}
   check = () => true;
   async run(m: Model, r: Real) {
-    const response = await app.request(`/admin/card-services/${r.serviceIds[this.service]}`, {
-      method: 'PATCH',
-      headers: { Authorization: `Bearer ${app.adminToken}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ price: fromCents(this.cents) }),
-    });
-    await expectJson(response, 200);
+    await expectJson(await adminOf(app)('PATCH', `/card-services/${r.serviceIds[this.service]}`, { price: fromCents(this.cents) }), 200);
     m.prices[this.service] = this.cents;
   }
   toString = () => `service ${this.service} costs ${fromCents(this.cents)}`;

@@ -7,9 +7,9 @@
 import { drizzle } from 'drizzle-orm/postgres-js';
 import { migrate } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateDatabase } from '../../src/db/migrate.js';
-import { previousMigrations } from '../helpers/migrations.js';
+import { emptyDatabase, previousMigrations } from '../helpers/migrations.js';
 
 const BEFORE = 7; // migrations 0000 to 0006: the previous version's schema
 
@@ -18,17 +18,7 @@ let sql: postgres.Sql;
 let drop: () => Promise<void>;
 
 beforeAll(async () => {
-  const server = new URL(inject('templateDatabaseUrl'));
-  const name = `topup_upgrade_${process.pid}_${Date.now().toString(36)}`;
-  server.pathname = '/postgres';
-  const admin = postgres(server.toString(), { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database "${name}"`);
-  server.pathname = `/${name}`;
-  url = server.toString();
-  drop = async () => {
-    await admin.unsafe(`drop database if exists "${name}" with (force)`);
-    await admin.end({ timeout: 5 });
-  };
+  ({ url, drop } = await emptyDatabase());
   sql = postgres(url, { max: 1, onnotice: () => {} });
   await migrate(drizzle(sql), { migrationsFolder: await previousMigrations(BEFORE) });
 

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buyer, expectFailure, expectJson } from '../helpers/api.js';
+import { adminOf, buyer, expectFailure, expectJson } from '../helpers/api.js';
 import { cliEnvOf, cliJson, runCli } from '../helpers/cli.js';
 import { createCard } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
@@ -13,12 +13,7 @@ beforeAll(async () => {
 });
 afterAll(async () => app?.close());
 
-const admin = (method: string, path: string, body?: unknown) =>
-  app.request(`/admin${path}`, {
-    method,
-    headers: { Authorization: `Bearer ${app.adminToken}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
+const admin = (method: string, path: string, body?: unknown) => adminOf(app)(method, path, body);
 
 /**
  * An account with every kind of entry: its opening deposit of 100.00, an order of 2 × 7.25, an operator's credit with

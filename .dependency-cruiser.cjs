@@ -12,7 +12,7 @@
  *                                                     OpenAPI examples show)
  *   src/runtime/, src/queues/                         what one process holds: connections, caches, metrics, queues
  *   src/modules/{order-state,accounts,inventory,      the lower domain every feature shares: the order state machines,
- *     campaigns,suppliers}/                           accounts, stock, campaign pricing, the supplier adapters
+ *     campaigns,prices,suppliers}/                    accounts, stock, campaign pricing, account prices, the supplier adapters
  *   src/db/                                           the data model, the outbox, database plumbing
  *   src/core/, src/lib/                               configuration, the error catalogue, the caller; plain helpers
  */
@@ -21,7 +21,7 @@
 const ADAPTERS = '(routes|[a-z-]+-routes|schemas|examples|presenters|middleware|dashboard|limiters|messages|cli)\\.ts$';
 const DOMAIN = ['^src/modules/', '^src/db/', '^src/lib/', '^src/core/'];
 /** The domain every feature builds on; it knows no feature. */
-const LOWER_DOMAIN = '^src/modules/(order-state|accounts|inventory|campaigns|suppliers)/';
+const LOWER_DOMAIN = '^src/modules/(order-state|accounts|inventory|campaigns|prices|suppliers)/';
 
 module.exports = {
   forbidden: [
@@ -37,7 +37,7 @@ module.exports = {
     {
       name: 'lower-domain-knows-no-feature',
       comment:
-        'The order state machines, accounts, inventory, campaigns and the supplier adapters are used by many features: they import only core/, db/, lib/ and each other, so no feature is tied to another through them.',
+        'The order state machines, accounts, inventory, campaigns, account prices and the supplier adapters are used by many features: they import only core/, db/, lib/ and each other, so no feature is tied to another through them.',
       severity: 'error',
       from: { path: LOWER_DOMAIN },
       to: { path: '^src/', pathNot: [LOWER_DOMAIN, '^src/(core|db|lib)/'] },

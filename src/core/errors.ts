@@ -31,6 +31,7 @@ export const ERRORS = {
   not_purchasable: { status: 409, message: 'This product cannot be ordered right now.' },
   idempotency_conflict: { status: 409, message: 'This Idempotency-Key was used with a different request.' },
   idempotency_in_progress: { status: 409, message: 'A request with this Idempotency-Key is still being processed.' },
+  currency_locked: { status: 409, message: 'The currency of an account can change only at a zero balance with no order in progress.' },
   balance_below_zero: { status: 409, message: 'The balance cannot go below zero.' },
   invalid_transition: { status: 409, message: 'The order cannot change to that status.' },
   category_in_use: { status: 409, message: 'The type of a category cannot change while it holds products.' },

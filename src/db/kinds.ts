@@ -7,6 +7,7 @@ import {
   cards,
   categories,
   orderLines,
+  priceTierPrices,
   topUpServices,
   topUps,
   type ProductKind,
@@ -26,6 +27,8 @@ export const PRODUCT_KINDS = {
     serviceProduct: topUpServices.topUpId,
     /** The service an order line is for. */
     lineService: orderLines.topUpServiceId,
+    /** The service a price tier's own price is for (C24). */
+    tierService: priceTierPrices.topUpServiceId,
     members: campaignTopUpServices,
     memberService: campaignTopUpServices.topUpServiceId,
     /** The account's count of orders of this kind (the order lists' totals). */
@@ -37,6 +40,7 @@ export const PRODUCT_KINDS = {
     service: cardServices,
     serviceProduct: cardServices.cardId,
     lineService: orderLines.cardServiceId,
+    tierService: priceTierPrices.cardServiceId,
     members: campaignCardServices,
     memberService: campaignCardServices.cardServiceId,
     orderCount: accounts.cardOrderCount,

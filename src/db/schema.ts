@@ -18,6 +18,7 @@ import {
   numeric,
   pgTable,
   primaryKey,
+  type AnyPgColumn,
   type PgColumnBuilderBase,
   smallint,
   text,
@@ -100,6 +101,8 @@ export const accounts = pgTable(
     /** Orders placed, per kind: the totals of the order lists without counting rows (kept by placement). */
     topUpOrderCount: integer('top_up_order_count').notNull().default(0),
     cardOrderCount: integer('card_order_count').notNull().default(0),
+    /** C24: the account's price tier (its prices), none for the catalog price. */
+    priceTierId: integer('price_tier_id').references((): AnyPgColumn => priceTiers.id),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -109,6 +112,62 @@ export const accounts = pgTable(
     uniqueIndex('accounts_username_uq').on(t.username),
     check('accounts_balance_non_negative', sql`${t.balance} >= 0`),
   ],
+);
+
+// ───────────────────────────── prices per account (C24) ─────────────────────────────
+
+/** A rate: units of a currency per one unit of the store currency, up to 8 decimals. */
+const rate = (name: string) => numeric(name, { precision: 18, scale: 8 });
+
+/** A price tier: a percentage off the catalog price, and per-service prices of its own (price_tier_prices). */
+export const priceTiers = pgTable(
+  'price_tiers',
+  {
+    id: id(),
+    name: varchar('name', { length: 100 }).notNull(),
+    percentOff: numeric('percent_off', { precision: 5, scale: 2 }).notNull().default('0'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    uniqueIndex('price_tiers_name_uq').on(t.name),
+    check('price_tiers_percent_off_ck', sql`${t.percentOff} >= 0 and ${t.percentOff} <= 100`),
+  ],
+);
+
+/** A tier's own price of one service, in the store currency: it replaces the catalog price less percent_off. */
+export const priceTierPrices = pgTable(
+  'price_tier_prices',
+  {
+    tierId: integer('tier_id')
+      .notNull()
+      .references(() => priceTiers.id),
+    topUpServiceId: integer('top_up_service_id').references(() => topUpServices.id),
+    cardServiceId: integer('card_service_id').references(() => cardServices.id),
+    price: money('price').notNull(),
+  },
+  (t) => [
+    uniqueIndex('price_tier_prices_top_up_uq').on(t.tierId, t.topUpServiceId),
+    uniqueIndex('price_tier_prices_card_uq').on(t.tierId, t.cardServiceId),
+    check('price_tier_prices_one_service_ck', sql`(${t.topUpServiceId} is null) <> (${t.cardServiceId} is null)`),
+    check('price_tier_prices_price_ck', sql`${t.price} >= 0`),
+  ],
+);
+
+/**
+ * The currencies accounts may be in besides the store currency (STORE_CURRENCY, whose rate is 1 and has no row), at
+ * the rate an operator set: units of the currency per one store-currency unit.
+ */
+export const currencies = pgTable(
+  'currencies',
+  {
+    code: varchar('code', { length: 3 }).primaryKey(),
+    rate: rate('rate').notNull(),
+    symbol: varchar('symbol', { length: 8 }).notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [check('currencies_rate_ck', sql`${t.rate} > 0`)],
 );
 
 export const authTokens = pgTable(
@@ -440,6 +499,8 @@ export const orders = pgTable(
     total: money('total').notNull(),
     currency: varchar('currency', { length: 3 }).notNull(),
     currencySymbol: varchar('currency_symbol', { length: 8 }).notNull(),
+    /** C24: the rate the order's prices were converted at (units of its currency per store-currency unit); null when in the store currency. */
+    rate: rate('rate'),
     /** Top-ups: form label → value the buyer gave, as the order lists show it (the spec's `informations`). */
     informations: jsonb('informations').$type<Record<string, string>>(),
     /**

@@ -51,8 +51,11 @@ function entryProblem(where: string, item: z.ZodType, entry: unknown): string | 
   return message!.replace(label, `${where}.${label}`);
 }
 
-/** A list of objects checked entry by entry, so that a failure names the entry; `distinct` is a key no two entries share. */
-export const listOf = <T extends z.ZodType>(name: string, item: T, { max, distinct }: { max: number; distinct: string }) =>
+/**
+ * A list of objects checked entry by entry, so that a failure names the entry; `distinct` is a key (or keys, together)
+ * no two entries share, a duplicate named by its last key.
+ */
+export const listOf = <T extends z.ZodType>(name: string, item: T, { max, distinct }: { max: number; distinct: string | string[] }) =>
   z.preprocess(
     (value, ctx) => {
       if (!Array.isArray(value)) return value;
@@ -64,8 +67,9 @@ export const listOf = <T extends z.ZodType>(name: string, item: T, { max, distin
       for (const [i, entry] of value.entries()) {
         const where = `${fieldLabel(name)}.${i}`;
         let problem = entryProblem(where, item, entry);
-        const key = problem === null ? (entry as Record<string, unknown>)[distinct] : undefined;
-        if (problem === null && seen.has(key)) problem = `The ${where}.${fieldLabel(distinct)} field has a duplicate value.`;
+        const keys = [distinct].flat();
+        const key = problem === null ? JSON.stringify(keys.map((k) => (entry as Record<string, unknown>)[k])) : undefined;
+        if (problem === null && seen.has(key)) problem = `The ${where}.${fieldLabel(keys.at(-1)!)} field has a duplicate value.`;
         seen.add(key);
         if (problem !== null) {
           ctx.addIssue({ code: 'custom', message: problem, input: value });

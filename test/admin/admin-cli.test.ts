@@ -26,11 +26,33 @@ describe('operator CLI', () => {
   });
 
   it('accounts:create explains validation failures and writes nothing', async () => {
-    const run = await cli(['accounts:create', '--firstname', 'Grace', '--lastname', ' ', '--currency', 'EUR']);
+    const run = await cli(['accounts:create', '--firstname', 'Grace', '--lastname', ' ', '--currency', 'eur']);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain('The lastname field is required.');
     const rows = await app.services.sql`select 1 from accounts where firstname = 'Grace' and lastname = ''`;
     expect(rows).toHaveLength(0);
+  });
+
+  it('prices per account (C24): tiers and their own prices, currencies, an account moved to a tier and a currency', async () => {
+    const { serviceId } = await createCardService(app.services.db, '10.00');
+    const tier = json(await cli(['store:price-tiers:create', '--json', '{"name":"Wholesale CLI","percent_off":"12.5"}']));
+    expect(tier).toMatchObject({ name: 'Wholesale CLI', percent_off: '12.50', accounts: 0, prices: [] });
+    const priced = json(await cli(['store:price-tiers:prices', String(tier.id), '--file', '-'], JSON.stringify([{ kind: 'card', service_id: serviceId, price: '8' }])));
+    expect(priced.prices).toEqual([{ kind: 'card', service_id: serviceId, price: '8.00' }]);
+    expect(json(await cli(['store:currencies:set', 'CHF', '--rate', '0.88', '--symbol', 'Fr']))).toMatchObject({ code: 'CHF', rate: '0.88000000', base: false });
+    const currencies = json(await cli(['store:currencies:list'])) as unknown as Array<{ code: string }>;
+    expect(currencies.map((c) => c.code)).toEqual(['USD', 'CHF']);
+
+    const created = json(await cli(['accounts:create', '--firstname', 'Swiss', '--lastname', 'Shop', '--currency', 'CHF']));
+    expect(json(await cli(['accounts:update', String(created.id), '--price-tier-id', String(tier.id)]))).toEqual({ id: created.id, price_tier_id: tier.id, currency: 'CHF', currency_symbol: 'Fr' });
+    const listed = json(await cli(['store:price-tiers:list'])) as unknown as Array<{ id: number; accounts: number }>;
+    expect(listed.find((t) => t.id === tier.id)!.accounts).toBe(1);
+    expect(json(await cli(['accounts:update', String(created.id), '--price-tier-id', 'none', '--currency', 'USD']))).toMatchObject({ price_tier_id: null, currency: 'USD', currency_symbol: '$' });
+
+    const refused = await cli(['store:currencies:set', 'USD', '--rate', '1', '--symbol', '$']);
+    expect([refused.code, refused.stderr]).toEqual([1, 'The rate of USD, the store currency, is always 1.\n']);
+    const unknown = await cli(['accounts:update', String(created.id), '--price-tier-id', '999999']);
+    expect([unknown.code, unknown.stderr]).toEqual([1, 'The selected price tier id is invalid.\n']);
   });
 
   it('codes:import reads a file or stdin, skips duplicates and fulfils waiting orders without a worker', async () => {

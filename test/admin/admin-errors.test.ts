@@ -33,10 +33,10 @@ describe('validation (422) writes nothing', () => {
     expect(await count('accounts')).toBe(before);
   });
 
-  it('refuses a currency other than the store currency', async () => {
+  it('refuses a currency the store has no rate for (C24)', async () => {
     const before = await count('accounts');
     expect(await expectFailure(await post('/admin/accounts', { firstname: 'A', lastname: 'B', currency: 'EUR' }), 422)).toEqual([
-      'The currency field must be USD.',
+      'The selected currency is invalid: the store has no rate for EUR.',
     ]);
     expect(await count('accounts')).toBe(before);
   });

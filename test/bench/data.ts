@@ -8,7 +8,10 @@ import {
   cardServices,
   cards,
   categories,
+  currencies,
   gateways,
+  priceTierPrices,
+  priceTiers,
   topUpServices,
   topUps,
   type OrderField,
@@ -151,17 +154,43 @@ export async function loadCatalog(db: Db, size: { topUps: number; cards: number;
 }
 
 /** Accounts through the product's own createAccount (hashed keys, ledger-backed opening balance). */
-export async function createAccounts(db: Db, count: number, label: string): Promise<AccountCredentials[]> {
-  return inBatches(count, 16, (i) =>
+/** Accounts with OPENING_BALANCE each; `priced` puts them in another currency or on a price tier (C24). */
+export async function createAccounts(
+  db: Db,
+  count: number,
+  label: string,
+  priced: { currency?: { code: string; symbol: string }; priceTierId?: number } = {},
+): Promise<AccountCredentials[]> {
+  const accounts = await inBatches(count, 16, (i) =>
     createAccount(db, {
       firstname: 'Bench',
       lastname: `${label} ${i}`,
       username: `bench_${label}_${i}`,
-      currency: 'USD',
-      currencySymbol: '$',
+      currency: priced.currency?.code ?? 'USD',
+      currencySymbol: priced.currency?.symbol ?? '$',
       balance: OPENING_BALANCE,
     }),
   );
+  if (priced.priceTierId !== undefined) {
+    await db.execute(dsql`update accounts set price_tier_id = ${priced.priceTierId} where id = any(${dsql.param(accounts.map((a) => a.id))}::int[])`);
+  }
+  return accounts;
+}
+
+/**
+ * C24's prices for the priced accounts: EUR at a rate with 8 decimals, and a tier 7.5 % off with its own price for every
+ * other service, so a tiered read and a converted order do all the arithmetic there is.
+ */
+export async function loadPrices(db: Db, catalog: Catalog): Promise<{ euro: { code: string; symbol: string }; tierId: number }> {
+  await db.insert(currencies).values({ code: 'EUR', rate: '0.92345678', symbol: '€' });
+  const [tier] = await db.insert(priceTiers).values({ name: 'Bench resellers', percentOff: '7.50' }).returning({ id: priceTiers.id });
+  const own = <T>(ids: T[]) => ids.filter((_, i) => i % 2 === 0);
+  const prices = [
+    ...own(catalog.cardServices).map((s) => ({ tierId: tier!.id, cardServiceId: s.id, price: '9.99' })),
+    ...own(catalog.topUps.flatMap((t) => t.serviceIds)).map((id) => ({ tierId: tier!.id, topUpServiceId: id, price: '4.44' })),
+  ];
+  await db.insert(priceTierPrices).values(prices);
+  return { euro: { code: 'EUR', symbol: '€' }, tierId: tier!.id };
 }
 
 /** Published reviews on every product from the first accounts, with the product counters kept in step. */

@@ -14,7 +14,7 @@ import { connectDatabase, type Database } from '../../src/db/client.js';
 import { loadConfig } from '../../src/core/env.js';
 import { QUEUE_NAMES } from '../../src/queues/index.js';
 import { bareHonoCeiling, bullmqCeiling, rawTxCeiling, removeRawTxRows, sameBytesCeiling } from './ceilings.js';
-import { createAccounts, dropDatabase, issueTokens, loadCatalog, loadCodes, loadOrderHistory, loadReviews, registerEndpoints, resetDatabase } from './data.js';
+import { createAccounts, dropDatabase, issueTokens, loadCatalog, loadCodes, loadOrderHistory, loadPrices, loadReviews, registerEndpoints, resetDatabase } from './data.js';
 import { startCountingReceiver } from './receiver.js';
 import { freePort, sleep, spawnTs, waitForHttp, type Child, type SpawnOptions } from '../helpers/processes.js';
 import { loadVolume, timerPlans } from './plans.js';
@@ -134,9 +134,12 @@ async function loadData({ db, sql }: Database) {
   const many = await createAccounts(db, size.accounts, 'many');
   const [hot] = await createAccounts(db, 1, 'hot');
   const [history] = await createAccounts(db, 1, 'history');
+  const { euro, tierId } = await loadPrices(db, catalog);
+  const inEuro = await createAccounts(db, size.accounts, 'euro', { currency: euro });
+  const tiered = await createAccounts(db, size.accounts, 'tiered', { priceTierId: tierId });
   await loadReviews(db, many.slice(0, 5).map((a) => a.id));
   await loadCodes(sql, key, size.codesPerService, 'stock');
-  return { catalog, many, hot: hot!, history: history! };
+  return { catalog, many, hot: hot!, history: history!, inEuro, tiered };
 }
 
 async function measureCeilings(report: Report, { sql }: Database, { catalog, many, hot }: Data): Promise<void> {
@@ -157,7 +160,8 @@ async function measureCeilings(report: Report, { sql }: Database, { catalog, man
  * API process with RUN_WORKERS=false and no worker process anywhere; its orders wait in the queue for the service
  * started next. Answers the tokens it issued.
  */
-async function measureApiAlone(report: Report, sql: Database['sql'], { catalog, many }: Data, { withReads }: { withReads: boolean }): Promise<string[]> {
+async function measureApiAlone(report: Report, sql: Database['sql'], data: Data, { withReads }: { withReads: boolean }): Promise<string[]> {
+  const { catalog, many, inEuro } = data;
   step('the API alone (RUN_WORKERS=false, no worker process): placement' + (withReads ? ' and reads' : ''));
   const api = await start('src/main.ts', { RUN_WORKERS: 'false' });
   const target: Target = {
@@ -170,7 +174,11 @@ async function measureApiAlone(report: Report, sql: Database['sql'], { catalog, 
   };
   const tokens = await issueTokens(target.baseUrl, many);
   report.add('placement.card.api-only', await measureHttp(target, cardOrders(catalog, tokens)), 'ceiling.raw-tx.many-accounts');
-  if (withReads) await measureReads(report, target, catalog, tokens);
+  // C24: the same orders from accounts in EUR, every price converted at an 8-decimal rate, right after the same
+  // orders again from the plain accounts (the first scenario of a process runs colder than the ones after it).
+  report.add('prices.placement.card.plain', await measureHttp(target, cardOrders(catalog, tokens)), 'ceiling.raw-tx.many-accounts');
+  report.add('prices.placement.card.converted', await measureHttp(target, cardOrders(catalog, await issueTokens(target.baseUrl, inEuro))), 'prices.placement.card.plain');
+  if (withReads) await measureReads(report, target, data, tokens);
   // Autocannon abandons its last in-flight requests: let the process finish them before SIGTERM.
   await sleep(1000);
   await api.stop();
@@ -202,13 +210,17 @@ async function measureDrain(report: Report, sql: Database['sql']): Promise<void>
 }
 
 /** Each read against a bare node:http server sending the same bytes for the same paths. */
-async function measureReads(report: Report, target: Target, catalog: Data['catalog'], tokens: string[]): Promise<void> {
+async function measureReads(report: Report, target: Target, { catalog, tiered: tieredAccounts }: Data, tokens: string[]): Promise<void> {
   const read = reads(catalog, tokens);
+  // C24: the catalog's cached reads as accounts on a price tier see them (one variant per tier), each right after the
+  // same read by the plain accounts.
+  const tiered = reads(catalog, await issueTokens(target.baseUrl, tieredAccounts));
   const paths = readPaths(catalog);
   for (const name of ['top-up-list', 'top-up-details', 'card-services', 'card-orders'] as const) {
     const bodies = await readBodies(target.baseUrl, paths[name], tokens[0]!);
     report.add(`ceiling.same-bytes.${name}`, await sameBytesCeiling(bodies, size.seconds, size.warmup));
     report.add(`read.${name}`, await measureHttp(target, read[name]), `ceiling.same-bytes.${name}`);
+    if (name === 'top-up-list' || name === 'card-services') report.add(`prices.read.${name}.tiered`, await measureHttp(target, tiered[name]), `read.${name}`);
   }
 }
 
@@ -273,7 +285,7 @@ async function measureService(report: Report, { sql }: Database, data: Data): Pr
   await sql`update webhook_endpoints set deleted_at = now()`;
 
   step('reads, each against a bare node:http server sending the same bytes');
-  await measureReads(report, target, catalog, tokens);
+  await measureReads(report, target, data, tokens);
   const read = reads(catalog, tokens);
 
   step(`growth: +${size.growthCodes} codes in inventory, one account with ${size.growthOrders} orders`);

@@ -206,6 +206,7 @@ describe('providers, routes, orders and the margin report (happy path)', () => {
     expect(report).toEqual({
       from: '2020-01-01',
       to: '2020-02-01',
+      currency: 'USD',
       providers: [],
       services: [],
       total: { orders: 0, sales: '0.00', cost: '0.00', margin: '0.00' },

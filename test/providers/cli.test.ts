@@ -203,6 +203,7 @@ describe('provider commands', { timeout: 120_000 }, () => {
     expect(printed(await cli(['reports:margin', '--from', '2020-01-01', '--to', '2020-02-01']))).toEqual({
       from: '2020-01-01',
       to: '2020-02-01',
+      currency: 'USD',
       providers: [],
       services: [],
       total: { orders: 0, sales: '0.00', cost: '0.00', margin: '0.00' },

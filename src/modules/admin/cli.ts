@@ -1,12 +1,13 @@
 import type { CliCommand } from '../../cli/types.js';
 import { openInput, optionsInput, pageOptions } from '../../cli/input.js';
 import { pageRequest } from '../../lib/paging.js';
+import { validate } from '../../http/validation.js';
 import { completeTopUpOrder } from '../fulfilment/index.js';
 import { statusObserver } from '../order-state/events.js';
 import { codeLines } from '../inventory/code-lines.js';
 import { stockOf } from '../inventory/service.js';
-import { AdjustBalanceBody, CompleteOrderBody, CreateAccountBody, ListOrdersQuery, RefundOrderBody } from './schemas.js';
-import { importCodes, listOrders, moveBalance, openAccount, refundForOperator, restockHere } from './service.js';
+import { AccountPatch, AdjustBalanceBody, CompleteOrderBody, CreateAccountBody, ListOrdersQuery, RefundOrderBody } from './schemas.js';
+import { changeAccount, importCodes, listOrders, moveBalance, openAccount, refundForOperator, restockHere } from './service.js';
 
 const CARD_SERVICE = { name: 'cardServiceId', description: 'id of the card service', kind: 'id' } as const;
 const UTR = { name: 'utr', description: 'order number' };
@@ -19,10 +20,22 @@ export const adminCommands: Record<string, CliCommand> = {
       { name: 'firstname', value: '<name>', description: 'first name', required: true },
       { name: 'lastname', value: '<name>', description: 'last name', required: true },
       { name: 'email', value: '<email>', description: 'contact address' },
-      { name: 'currency', value: '<code>', description: 'must be the store currency (the default)' },
+      { name: 'currency', value: '<code>', description: 'the store currency (the default) or one with a rate (store:currencies:set)' },
       { name: 'balance', value: '<amount>', description: 'opening balance (default 0)' },
     ],
     run: async ({ db, config }, _args, options) => openAccount(db, config, optionsInput(CreateAccountBody, options)),
+  },
+  'accounts:update': {
+    description: "Change an account's price tier, and its currency while its balance is 0 with no order in progress",
+    args: [{ name: 'accountId', description: 'id of the account', kind: 'id' }],
+    options: [
+      { name: 'price-tier-id', value: '<id|none>', description: 'the price tier; none for the catalog price' },
+      { name: 'currency', value: '<code>', description: 'a currency the store has a rate for' },
+    ],
+    run: async (services, [id], { 'price-tier-id': tier, currency }) => {
+      const input = validate(AccountPatch, { currency, ...(tier === undefined ? {} : { price_tier_id: tier === 'none' ? null : tier }) });
+      return changeAccount(services, Number(id), input);
+    },
   },
   'accounts:balance': {
     description: 'Credit (or, with a negative amount, debit) an account; never below 0',

@@ -16,9 +16,9 @@ import { licenseAdminRoutes } from '../license/admin-routes.js';
 import { statusObserver } from '../order-state/events.js';
 import { queueDashboard } from './dashboard.js';
 import { requireAdmin } from '../../http/admin-guard.js';
-import { AdjustBalanceBody, AdminOrder, Balance, CompleteOrderBody, CreateAccountBody, ImportCodesBody, ImportResult, ListOrdersQuery, NewAccount, OrderMoved, OrderRefunded, RefundOrderBody, Stock } from './schemas.js';
+import { AccountPatch, AccountPrices, AdjustBalanceBody, AdminOrder, Balance, CompleteOrderBody, CreateAccountBody, ImportCodesBody, ImportResult, ListOrdersQuery, NewAccount, OrderMoved, OrderRefunded, RefundOrderBody, Stock } from './schemas.js';
 import { UtrParam } from '../../http/fields.js';
-import { importCodes, listOrders, moveBalance, openAccount, refundForOperator, restockHere } from './service.js';
+import { changeAccount, importCodes, listOrders, moveBalance, openAccount, refundForOperator, restockHere } from './service.js';
 
 /** Where the admin router is mounted by the app, plus the dashboard's own prefix. */
 const DASHBOARD_PATH = '/admin/queues';
@@ -51,6 +51,20 @@ export function adminRoutes(services: Services) {
       const { id, publicKey, secretKey, apiKey } = await openAccount(db, config, c.req.valid('json'));
       return c.json({ status: 'success' as const, message: { id, publicKey, secretKey, apiKey } }, 200);
     },
+  );
+
+  router.openapi(
+    endpoint({
+      ...common,
+      method: 'patch',
+      path: '/accounts/:id',
+      summary: "Change an account's price tier, and its currency while its balance is 0 with no order in progress",
+      params: idParam('account'),
+      jsonBody: AccountPatch,
+      ok: AccountPrices,
+      errors: [404, 409],
+    }),
+    async (c) => c.json({ status: 'success' as const, message: await changeAccount(c.get('services'), c.req.valid('param').id, c.req.valid('json')) }, 200),
   );
 
   router.openapi(

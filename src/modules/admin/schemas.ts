@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { adminMoney, DeliveryStateSchema, moneyAmount } from '../../http/fields.js';
-import { pageQuery, requiredText, text } from '../../http/validation.js';
+import { id, pageQuery, requiredText, text } from '../../http/validation.js';
 import type { DeliveryState } from '../order-state/delivery.js';
 import { parseStatus } from '../order-state/state.js';
 
@@ -18,6 +18,16 @@ export const CreateAccountBody = z.object({
     .optional(),
   balance: moneyAmount(false).optional(),
 });
+
+/** C24: an account's price tier (null: the catalog price) and, at a zero balance, its currency. */
+export const AccountPatch = z.object({
+  price_tier_id: id().nullable().optional().openapi({ description: 'The price tier; null for the catalog price' }),
+  currency: CreateAccountBody.shape.currency,
+});
+
+export const AccountPrices = z
+  .object({ id: z.number().int(), price_tier_id: z.number().int().nullable(), currency: z.string(), currency_symbol: z.string() })
+  .openapi('AccountPrices');
 
 export const AdjustBalanceBody = z.object({
   amount: moneyAmount(true).refine((v) => !/^-?0+(\.0+)?$/.test(v), { error: 'must not be zero.' }),
@@ -87,6 +97,7 @@ export const AdminOrder = z
     refunded_amount: adminMoney,
     currency: z.string(),
     symbol: z.string(),
+    rate: z.string().nullable().openapi({ description: 'C24: the rate the order was converted at; null in the store currency' }),
     informations: z.record(z.string(), z.string()).nullable(),
     note: z.string().nullable(),
     delivery: DeliveryStateSchema,

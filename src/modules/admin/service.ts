@@ -6,6 +6,8 @@ import { AppError, notFound, validationError } from '../../core/errors.js';
 import { isoMicros } from '../../lib/time.js';
 import { MAX_MONEY, moneyNumber, moneyText, toCents } from '../../lib/money.js';
 import { adjustBalance, createAccount, type AccountCredentials } from '../accounts/service.js';
+import { changeAccountPrices, currencyOf, unknownCurrency } from '../prices/service.js';
+import type { Services } from '../../runtime/services.js';
 import { refundOrder } from '../fulfilment/index.js';
 import { restockCardService } from '../fulfilment/index.js';
 import { addCodes, type ImportCounts } from '../inventory/service.js';
@@ -15,19 +17,33 @@ import { STATUS_LABELS, type OrderStatus } from '../order-state/state.js';
 
 export type NewOperatorAccount = { firstname: string; lastname: string; email?: string; currency?: string; balance?: string };
 
-/** Accounts pay in the store currency only (C7), so another currency is refused. */
+/** An account pays in the store currency unless it is opened in another the store has a rate for (C24). */
 export async function openAccount(db: Db, config: Config, input: NewOperatorAccount): Promise<AccountCredentials> {
-  if (input.currency !== undefined && input.currency !== config.STORE_CURRENCY) {
-    throw new AppError('validation', [`The currency field must be ${config.STORE_CURRENCY}.`]);
-  }
+  const currency = input.currency ?? config.STORE_CURRENCY;
+  const known = await currencyOf(db, config, currency);
+  if (!known) throw validationError([unknownCurrency(currency)]);
   return createAccount(db, {
     firstname: input.firstname,
     lastname: input.lastname,
     email: input.email ?? null,
-    currency: config.STORE_CURRENCY,
-    currencySymbol: config.STORE_CURRENCY_SYMBOL,
+    currency,
+    currencySymbol: known.symbol,
     balance: input.balance,
   });
+}
+
+/**
+ * C24: an account's price tier and currency. Every process forgets the tokens it has checked, which carry both, so the
+ * account's next request anywhere is priced the new way.
+ */
+export async function changeAccount(
+  { db, config, tokenCache }: Pick<Services, 'db' | 'config' | 'tokenCache'>,
+  accountId: number,
+  input: { price_tier_id?: number | null; currency?: string },
+) {
+  const changed = await changeAccountPrices(db, config, accountId, { priceTierId: input.price_tier_id, currency: input.currency });
+  await tokenCache.invalidate();
+  return { id: accountId, price_tier_id: changed.priceTierId, currency: changed.currency, currency_symbol: changed.currencySymbol };
 }
 
 /** Credits (amount > 0) or debits an account through the ledger; the balance never goes below zero. */
@@ -81,6 +97,8 @@ export type AdminOrder = {
   refunded_amount: string;
   currency: string;
   symbol: string;
+  /** C24: the rate the order was converted at; null in the store currency. */
+  rate: string | null;
   informations: Record<string, string> | null;
   note: string | null;
   /** Top-ups: where the delivery stands (order-state/delivery.ts), and since when the order waits for an operator (C8). */
@@ -136,6 +154,7 @@ export async function listOrders(db: Db, { status, page, perPage }: OrderFilter)
       refunded_amount: moneyText(order.refundedAmount),
       currency: order.currency,
       symbol: order.currencySymbol,
+      rate: order.rate,
       informations: order.informations,
       note: order.note,
       delivery:

@@ -23,6 +23,8 @@ type TokenAccount = Awaited<ReturnType<typeof accountForToken>>;
 /** The token cache's key: the token's digest, never the token. */
 const tokenKey = (token: string) => sha256(token).toString('base64');
 
+const callerOf = ({ id, currency, currencySymbol, priceTierId }: NonNullable<TokenAccount>): Caller => ({ id, currency, currencySymbol, priceTierId });
+
 /** Tokens end only by expiry, which is checked on every hit. */
 const signedInAccount = (found: TokenAccount | undefined) => (found && isoToMillis(found.expiresAt) > Date.now() ? found : null);
 
@@ -35,7 +37,7 @@ export const requireToken = createMiddleware<AppEnv>(async (c, next) => {
   const { db, tokenCache } = c.get('services');
   const found = signedInAccount(token ? await tokenCache.get(tokenKey(token), () => accountForToken(db, token)) : null);
   if (!found) throw new AppError('unauthenticated');
-  c.set('account', { id: found.id, currency: found.currency, currencySymbol: found.currencySymbol });
+  c.set('account', callerOf(found));
   const limiter = accountLimiter(c.get('services'));
   if (limiter) {
     const wait = await consumeAll([[limiter, String(found.id)]]);
@@ -52,7 +54,7 @@ export function knownSignedInAccount(services: Services, authorization: string |
   const token = bearerToken(authorization);
   if (!token || accountLimiter(services)) return null;
   const found = signedInAccount(services.tokenCache.peek<TokenAccount>(tokenKey(token)));
-  return found && { id: found.id, currency: found.currency, currencySymbol: found.currencySymbol };
+  return found && callerOf(found);
 }
 
 const accountLimiters = new WeakMap<Services, Limiter | null>();

@@ -43,6 +43,7 @@ export async function accountForToken(db: Db, token: string): Promise<(Caller & 
       id: accounts.id,
       currency: accounts.currency,
       currencySymbol: accounts.currencySymbol,
+      priceTierId: accounts.priceTierId,
       expiresAt: authTokens.expiresAt,
     })
     .from(authTokens)

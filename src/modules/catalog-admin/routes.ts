@@ -1,13 +1,15 @@
+import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { AppEnv } from '../../http/context.js';
 import { adminOnly } from '../../http/admin-guard.js';
 import { contractRouter, endpoint } from '../../http/contract.js';
 import { assetUrls, baseUrl } from '../../http/urls.js';
 import { idParam } from '../../http/validation.js';
-import { presentCampaign, presentCardDetails, presentCategory, presentGateway, presentService, presentTopUpListItem, type Urls } from '../catalog/presenters.js';
+import { presentCardDetails, presentCategory, presentGateway, type Urls } from '../catalog/presenters.js';
 import { Campaign, CardDetails, Category, Gateway, TopUpListItem, TopUpService } from '../catalog/schemas.js';
 import { createCampaign, endCampaign, updateCampaign } from './campaigns.js';
-import { presentCardService } from './presenters.js';
+import { presentCardService, presentCurrency, presentStoreCampaign, presentStoreService, presentStoreTopUp, presentTier } from './presenters.js';
+import { listCurrencies, listTiers, type Tier } from '../prices/service.js';
 import {
   CampaignBody,
   CampaignPatch,
@@ -16,6 +18,13 @@ import {
   CardServiceBody,
   CardServicePatch,
   CategoryBody,
+  Currency,
+  CurrencyBody,
+  CurrencyParam,
+  TierBody,
+  TierPatch,
+  TierPricesBody,
+  Tier as TierSchema,
   CategoryPatch,
   GatewayBody,
   GatewayPatch,
@@ -25,7 +34,20 @@ import {
   TopUpServiceBody,
   TopUpServicePatch,
 } from './schemas.js';
-import { createCategory, createGateway, createProduct, createService, updateCategory, updateGateway, updateProduct, updateService } from './service.js';
+import {
+  createCategory,
+  createGateway,
+  createPriceTier,
+  createProduct,
+  createService,
+  putCurrency,
+  replaceTierPrices,
+  updateCategory,
+  updateGateway,
+  updatePriceTier,
+  updateProduct,
+  updateService,
+} from './service.js';
 
 type Ctx = Context<AppEnv>;
 
@@ -59,13 +81,13 @@ export function catalogAdminRoutes() {
   router.openapi(
     endpoint({ ...common, method: 'post', path: '/top-ups', summary: 'Create a top-up with its order form', jsonBody: TopUpBody, ok: TopUpListItem }),
     async (c) =>
-      c.json({ status: 'success' as const, message: presentTopUpListItem(await createProduct(c.get('services'), 'top_up', c.req.valid('json')), urlsFor(c)) }, 200),
+      c.json({ status: 'success' as const, message: presentStoreTopUp(await createProduct(c.get('services'), 'top_up', c.req.valid('json')), urlsFor(c)) }, 200),
   );
   router.openapi(
     endpoint({ ...changed('top-up'), path: '/top-ups/:id', summary: 'Change a top-up; status 0 takes it out of the catalog', jsonBody: TopUpPatch, ok: TopUpListItem }),
     async (c) =>
       c.json(
-        { status: 'success' as const, message: presentTopUpListItem(await updateProduct(c.get('services'), 'top_up', c.req.valid('param').id, c.req.valid('json')), urlsFor(c)) },
+        { status: 'success' as const, message: presentStoreTopUp(await updateProduct(c.get('services'), 'top_up', c.req.valid('param').id, c.req.valid('json')), urlsFor(c)) },
         200,
       ),
   );
@@ -81,7 +103,7 @@ export function catalogAdminRoutes() {
       errors: [404],
     }),
     async (c) =>
-      c.json({ status: 'success' as const, message: presentService(await createService(c.get('services'), 'top_up', c.req.valid('param').id, c.req.valid('json')), urlsFor(c)) }, 200),
+      c.json({ status: 'success' as const, message: presentStoreService(await createService(c.get('services'), 'top_up', c.req.valid('param').id, c.req.valid('json')), urlsFor(c)) }, 200),
   );
   router.openapi(
     endpoint({
@@ -92,7 +114,7 @@ export function catalogAdminRoutes() {
       ok: TopUpService,
     }),
     async (c) =>
-      c.json({ status: 'success' as const, message: presentService(await updateService(c.get('services'), 'top_up', c.req.valid('param').id, c.req.valid('json')), urlsFor(c)) }, 200),
+      c.json({ status: 'success' as const, message: presentStoreService(await updateService(c.get('services'), 'top_up', c.req.valid('param').id, c.req.valid('json')), urlsFor(c)) }, 200),
   );
 
   router.openapi(
@@ -149,7 +171,7 @@ export function catalogAdminRoutes() {
       jsonBody: CampaignBody,
       ok: Campaign,
     }),
-    async (c) => c.json({ status: 'success' as const, message: presentCampaign(await createCampaign(c.get('services'), c.req.valid('json')), urlsFor(c)) }, 200),
+    async (c) => c.json({ status: 'success' as const, message: presentStoreCampaign(await createCampaign(c.get('services'), c.req.valid('json')), urlsFor(c)) }, 200),
   );
   router.openapi(
     endpoint({
@@ -159,7 +181,7 @@ export function catalogAdminRoutes() {
       jsonBody: CampaignPatch,
       ok: Campaign,
     }),
-    async (c) => c.json({ status: 'success' as const, message: presentCampaign(await updateCampaign(c.get('services'), c.req.valid('param').id, c.req.valid('json')), urlsFor(c)) }, 200),
+    async (c) => c.json({ status: 'success' as const, message: presentStoreCampaign(await updateCampaign(c.get('services'), c.req.valid('param').id, c.req.valid('json')), urlsFor(c)) }, 200),
   );
   router.openapi(
     endpoint({
@@ -171,8 +193,58 @@ export function catalogAdminRoutes() {
       ok: Campaign,
       errors: [404],
     }),
-    async (c) => c.json({ status: 'success' as const, message: presentCampaign(await endCampaign(c.get('services'), c.req.valid('param').id), urlsFor(c)) }, 200),
+    async (c) => c.json({ status: 'success' as const, message: presentStoreCampaign(await endCampaign(c.get('services'), c.req.valid('param').id), urlsFor(c)) }, 200),
   );
 
+  priceRoutes(router, { ...common, tag: 'Admin: prices' });
   return router;
+}
+
+/** C24: price tiers and the currencies accounts may be in, for operators. */
+function priceRoutes(router: ReturnType<typeof contractRouter>, common: { tag: string; guard: typeof adminOnly }) {
+  const tier = (c: Ctx, found: Promise<Tier>) => found.then((t) => c.json({ status: 'success' as const, message: presentTier(t) }, 200));
+  router.openapi(
+    endpoint({ ...common, method: 'post', path: '/price-tiers', summary: 'Create a price tier: a percent off the catalog price', jsonBody: TierBody, ok: TierSchema }),
+    (c) => tier(c, createPriceTier(c.get('services'), c.req.valid('json'))),
+  );
+  router.openapi(endpoint({ ...common, method: 'get', path: '/price-tiers', summary: 'Every price tier with its own prices', ok: z.array(TierSchema) }), async (c) =>
+    c.json({ status: 'success' as const, message: (await listTiers(c.get('services').db)).map(presentTier) }, 200),
+  );
+  router.openapi(
+    endpoint({ ...common, method: 'patch', path: '/price-tiers/:id', summary: 'Change a tier: its accounts pay its new prices at once', params: idParam('price tier'), jsonBody: TierPatch, ok: TierSchema, errors: [404] }),
+    (c) => tier(c, updatePriceTier(c.get('services'), c.req.valid('param').id, c.req.valid('json'))),
+  );
+  router.openapi(
+    endpoint({
+      ...common,
+      method: 'put',
+      path: '/price-tiers/:id/prices',
+      summary: "Replace a tier's own prices (store currency), each taking the place of the catalog price less percent_off",
+      params: idParam('price tier'),
+      jsonBody: TierPricesBody,
+      ok: TierSchema,
+      errors: [404],
+    }),
+    (c) => tier(c, replaceTierPrices(c.get('services'), c.req.valid('param').id, c.req.valid('json'))),
+  );
+  router.openapi(
+    endpoint({ ...common, method: 'get', path: '/currencies', summary: 'The store currency and every currency with its rate', ok: z.array(Currency) }),
+    async (c) => {
+      const { db, config } = c.get('services');
+      return c.json({ status: 'success' as const, message: (await listCurrencies(db, config)).map(presentCurrency) }, 200);
+    },
+  );
+  router.openapi(
+    endpoint({
+      ...common,
+      method: 'put',
+      path: '/currencies/:code',
+      summary: 'Set the rate (units per 1 store-currency unit) and symbol of a currency: new orders are converted at it',
+      params: CurrencyParam,
+      jsonBody: CurrencyBody,
+      ok: Currency,
+      errors: [404],
+    }),
+    async (c) => c.json({ status: 'success' as const, message: presentCurrency(await putCurrency(c.get('services'), c.req.valid('param').code, c.req.valid('json'))) }, 200),
+  );
 }

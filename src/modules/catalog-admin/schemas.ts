@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
-import { listOf, moneyAmount } from '../../http/fields.js';
-import { id, MAX_ID, optionalText, positiveInt, requiredText, text } from '../../http/validation.js';
+import { adminMoney, listOf, moneyAmount } from '../../http/fields.js';
+import { id, keyOf, MAX_ID, optionalText, positiveInt, requiredText, text } from '../../http/validation.js';
 import { isBlank } from '../../lib/text.js';
 import { CardService } from '../catalog/schemas.js';
 
@@ -156,9 +156,67 @@ export const CampaignBody = z.object({
 });
 export const CampaignPatch = CampaignBody.partial();
 
+// ───────────────────────────── prices per account (C24) ─────────────────────────────
+
+const percentOff = moneyAmount(false)
+  .refine((v) => Number(v) <= 100, { error: 'must not be greater than 100.' })
+  .openapi({ description: 'Percent off the catalog price (at most 2 decimals)', example: '5' });
+
+export const TierBody = z.object({ name: requiredText(100), percent_off: percentOff.optional() });
+export const TierPatch = TierBody.partial();
+
+const TierPrice = z.object({
+  kind: z.enum(['top_up', 'card'], { error: 'must be top_up or card.' }),
+  service_id: id().openapi({ description: 'The top-up or card service' }),
+  price: moneyAmount(false).openapi({ description: 'The price in the store currency, before any C6 discount' }),
+});
+/** Checked entry by entry, so that a failure names the price (`prices.1.price`). */
+export const TierPricesBody = listOf('prices', TierPrice, { max: 10_000, distinct: ['kind', 'service_id'] }).openapi({
+  description: "The tier's own prices: they replace the ones it had",
+});
+
+/** Units of a currency per one store-currency unit: more than 0, at most 8 decimals. */
+const rate = z
+  .preprocess(
+    (v) => (typeof v === 'number' && Number.isFinite(v) ? String(v) : typeof v === 'string' ? v.trim() : v),
+    z
+      .string({ error: 'must be a number with at most 8 decimals.' })
+      .regex(/^\d{1,10}(\.\d{1,8})?$/, { error: 'must be a number with at most 8 decimals.' })
+      .refine((v) => /[1-9]/.test(v), { error: 'must be greater than 0.' }),
+  )
+  .openapi({ description: 'Units of this currency per 1 unit of the store currency', example: '0.92' });
+
+export const CurrencyBody = z.object({ rate, symbol: requiredText(8) });
+export const CurrencyParam = z.object({
+  code: keyOf('currency', z.string().regex(/^[A-Z]{3}$/, { error: 'must be a 3-letter currency code.' }), 'code'),
+});
+
 // ───────────────────────────── responses ─────────────────────────────
 
 /** A card service as operators see it: the catalog's fields and its low-stock threshold (C17). */
 export const StoreCardService = z
   .object({ ...CardService.shape, low_stock_threshold: z.number().int().openapi({ example: 5 }) })
   .openapi('StoreCardService');
+
+/** A price tier (C24) with its own prices, in the store currency; amounts as decimal strings. */
+export const Tier = z
+  .object({
+    id: z.number().int(),
+    name: z.string(),
+    percent_off: z.string().openapi({ example: '5.00' }),
+    accounts: z.number().int().openapi({ description: 'Accounts on this tier' }),
+    prices: z.array(z.object({ kind: z.enum(['top_up', 'card']), service_id: z.number().int(), price: adminMoney })),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .openapi('PriceTier');
+
+export const Currency = z
+  .object({
+    code: z.string().openapi({ example: 'EUR' }),
+    rate: z.string().openapi({ example: '0.92000000', description: 'Units per 1 unit of the store currency' }),
+    symbol: z.string().openapi({ example: '€' }),
+    base: z.boolean().openapi({ description: 'The store currency (rate 1)' }),
+    updated_at: z.string().nullable(),
+  })
+  .openapi('Currency');

@@ -18,6 +18,8 @@ import {
 import { AppError, notFound, validationError } from '../../core/errors.js';
 import { fromCents, toCents } from '../../lib/money.js';
 import type { Services } from '../../runtime/services.js';
+import type { Config } from '../../core/env.js';
+import { createTier, setCurrency, setTierPrices, tierById, updateTier, type CurrencyRow, type Tier } from '../prices/service.js';
 import { noteStockLevels } from '../inventory/low-stock.js';
 import { toSnapshot, type PriceFields } from '../campaigns/pricing.js';
 import type { CardRow, CardServiceRow, CategoryRow, GatewayRow, TopUpRow, TopUpServiceRow } from '../catalog/service.js';
@@ -320,3 +322,30 @@ export const updateGateway = (deps: CatalogAdminDeps, id: number, input: Gateway
       id,
     ),
   );
+
+// ───────────────────────────── prices per account (C24) ─────────────────────────────
+
+export type TierInput = { name?: string; percent_off?: string };
+
+export async function createPriceTier(deps: CatalogAdminDeps, input: TierInput & { name: string }): Promise<Tier> {
+  const { id } = await change(deps, (tx) => createTier(tx, { name: input.name, percentOff: input.percent_off }));
+  return tierById(deps.db, id);
+}
+
+export async function updatePriceTier(deps: CatalogAdminDeps, id: number, input: TierInput): Promise<Tier> {
+  await change(deps, (tx) => updateTier(tx, id, { name: input.name, percentOff: input.percent_off }));
+  return tierById(deps.db, id);
+}
+
+export async function replaceTierPrices(
+  deps: CatalogAdminDeps,
+  id: number,
+  prices: Array<{ kind: ProductKind; service_id: number; price: string }>,
+): Promise<Tier> {
+  await change(deps, (tx) => setTierPrices(tx, id, prices.map((p) => ({ kind: p.kind, serviceId: p.service_id, price: p.price }))));
+  return tierById(deps.db, id);
+}
+
+/** A rate change moves new orders only: an order keeps the rate it was placed at. */
+export const putCurrency = (deps: CatalogAdminDeps & { config: Config }, code: string, input: { rate: string; symbol: string }): Promise<CurrencyRow> =>
+  change(deps, (tx) => setCurrency(tx, deps.config, code, input));

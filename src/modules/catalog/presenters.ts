@@ -1,9 +1,10 @@
-import type { ProductImage } from '../../db/schema.js';
+import type { ProductImage, ProductKind } from '../../db/schema.js';
 import type { Caller } from '../../core/caller.js';
 import { moneyNumber } from '../../lib/money.js';
 import { isoMicros } from '../../lib/time.js';
 import type { AssetUrl } from '../../http/urls.js';
 import { discountFigures } from '../campaigns/pricing.js';
+import { accountPricing, accountSnapshot, type PriceView } from '../prices/account-price.js';
 import type { CampaignRow, CardRow, CardServiceRow, CategoryRow, GatewayRow, TopUpRow, TopUpServiceRow } from './service.js';
 
 /** The caller's currency, in which prices are shown. */
@@ -20,24 +21,42 @@ export type AnyService = TopUpServiceRow | CardServiceRow;
 
 const owner = (s: AnyService) => ('topUpId' in s ? { top_up_id: s.topUpId } : { card_id: s.cardId });
 
+const kindOf = (s: AnyService): ProductKind => ('topUpId' in s ? 'top_up' : 'card');
+
+/**
+ * A service's pricing as the caller pays it (C24): its own fields (campaign pricing while in one), old_data (the
+ * regular pricing) and campaign_data, at the caller's tier and in its currency. The catalog's as it is for an account
+ * with no tier in the store currency.
+ */
+function pricing(s: AnyService, view: PriceView) {
+  const kind = kindOf(s);
+  const inCampaign = s.isOffered === 1;
+  return {
+    fields: accountPricing(kind, s.id, s, view, inCampaign),
+    oldData: s.oldData ? accountSnapshot(kind, s.id, s.oldData, view, false) : null,
+    campaignData: s.campaignData ? accountSnapshot(kind, s.id, s.campaignData, view, true) : null,
+  };
+}
+
 /** Top-up service / Card service (spec §2): the service's current pricing, campaign pricing while in one. */
-export function presentService(s: AnyService, urls: Urls) {
+export function presentService(s: AnyService, urls: Urls, view: PriceView) {
+  const { fields, oldData, campaignData } = pricing(s, view);
   return {
     id: s.id,
     ...owner(s),
     name: s.name,
     image: s.image,
     image_driver: s.imageDriver,
-    price: moneyNumber(s.price),
-    discount: moneyNumber(s.discount),
+    price: moneyNumber(fields.price),
+    discount: moneyNumber(fields.discount),
     discount_type: s.discountType,
     status: s.status,
     is_offered: s.isOffered,
     offered_sell: s.offeredSell,
     max_sell: s.maxSell,
     sort_by: s.sortBy,
-    old_data: s.oldData ?? null,
-    campaign_data: s.campaignData ?? null,
+    old_data: oldData,
+    campaign_data: campaignData,
     created_at: isoMicros(s.createdAt),
     updated_at: isoMicros(s.updatedAt),
     image_path: urls.asset(s.image),
@@ -45,18 +64,18 @@ export function presentService(s: AnyService, urls: Urls) {
 }
 
 /** The extended service of the top-up details (C6): priced in the caller's account currency. */
-export function presentExtendedService(s: TopUpServiceRow, urls: Urls, account: CallerCurrency) {
+export function presentExtendedService(s: TopUpServiceRow, urls: Urls, account: CallerCurrency, view: PriceView) {
   return {
-    ...presentService(s, urls),
+    ...presentService(s, urls, view),
     currency: account.currency,
     currency_symbol: account.currencySymbol,
-    ...discountFigures(s),
+    ...discountFigures(pricing(s, view).fields),
   };
 }
 
 /** A service as listed inside a campaign (spec §2 Campaign `topups` / `cards`). */
-function presentCampaignService(s: AnyService, urls: Urls) {
-  const { image: _image, image_driver: _driver, is_offered: _offered, sort_by: _sort, ...listed } = presentService(s, urls);
+function presentCampaignService(s: AnyService, urls: Urls, view: PriceView) {
+  const { image: _image, image_driver: _driver, is_offered: _offered, sort_by: _sort, ...listed } = presentService(s, urls, view);
   return listed;
 }
 
@@ -95,20 +114,20 @@ const presentImage = (image: ProductImage) => ({
 });
 
 /** A top-up in the list (A3): order fields keyed by 1-based position, with its active services. */
-export function presentTopUpListItem(row: TopUpRow & { services: TopUpServiceRow[] }, urls: Urls) {
+export function presentTopUpListItem(row: TopUpRow & { services: TopUpServiceRow[] }, urls: Urls, view: PriceView) {
   return {
     ...topUpFields(row, urls),
     order_information: orderInformationObject(row.orderInformation),
-    services: row.services.map((s) => presentService(s, urls)),
+    services: row.services.map((s) => presentService(s, urls, view)),
   };
 }
 
 /** The top-up of the details endpoint (A4): order fields as an array, extended active services. */
-export function presentTopUpDetails(row: TopUpRow, services: TopUpServiceRow[], urls: Urls, account: CallerCurrency) {
+export function presentTopUpDetails(row: TopUpRow, services: TopUpServiceRow[], urls: Urls, account: CallerCurrency, view: PriceView) {
   return {
     ...topUpFields(row, urls),
     order_information: row.orderInformation,
-    active_services: services.map((s) => presentExtendedService(s, urls, account)),
+    active_services: services.map((s) => presentExtendedService(s, urls, account, view)),
   };
 }
 
@@ -172,6 +191,7 @@ export function presentGateway(g: GatewayRow, urls: Urls) {
 export function presentCampaign(
   active: { campaign: CampaignRow; topUpServices: TopUpServiceRow[]; cardServices: CardServiceRow[] },
   urls: Urls,
+  view: PriceView,
 ) {
   const { campaign } = active;
   return {
@@ -182,7 +202,7 @@ export function presentCampaign(
     status: campaign.status,
     created_at: isoMicros(campaign.createdAt),
     updated_at: isoMicros(campaign.updatedAt),
-    topups: active.topUpServices.map((s) => presentCampaignService(s, urls)),
-    cards: active.cardServices.map((s) => presentCampaignService(s, urls)),
+    topups: active.topUpServices.map((s) => presentCampaignService(s, urls, view)),
+    cards: active.cardServices.map((s) => presentCampaignService(s, urls, view)),
   };
 }

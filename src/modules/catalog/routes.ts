@@ -13,6 +13,8 @@ import type { Db } from '../../db/client.js';
 import { PRODUCT_KINDS } from '../../db/kinds.js';
 import type { CategoryType, ProductKind } from '../../db/schema.js';
 import { activeCampaign } from '../campaigns/service.js';
+import type { PriceView } from '../prices/account-price.js';
+import { priceViewOf } from '../prices/service.js';
 import { signedIn } from '../auth/middleware.js';
 import { presentReview } from '../reviews/presenters.js';
 import { Review } from '../reviews/schemas.js';
@@ -74,6 +76,25 @@ const DETAIL_REVIEWS = 15;
 const cached = <T>(c: Ctx, key: string, load: (db: Db) => Promise<T>): Promise<T> =>
   c.get('services').catalogCache.get(key, () => load(c.get('services').db));
 
+/**
+ * What a caller's prices depend on (C24): its price tier and its currency. The answers that show prices are kept once
+ * per such variant (the cached lane and ETags with them), shared by every account priced alike.
+ */
+const pricedAs = (caller: Caller) => ({ tier: caller.priceTierId === null ? '' : String(caller.priceTierId), currency: caller.currency });
+type PricedAs = ReturnType<typeof pricedAs>;
+
+/** The prices of a variant: its tier's and its currency's, read through the catalog cache. */
+const pricesOf = (c: Ctx, as: PricedAs): Promise<PriceView> => {
+  const { db, config, catalogCache } = c.get('services');
+  return priceViewOf(db, config, (key, load) => catalogCache.get(key, load), {
+    priceTierId: as.tier === '' ? null : Number(as.tier),
+    currency: as.currency,
+  });
+};
+
+/** The caller's prices, for an answer read afresh each time. */
+const callerPrices = (c: Ctx) => pricesOf(c, pricedAs(c.get('account')!));
+
 const urlsFor = (c: Ctx): Urls => ({ asset: assetUrls(c), base: baseUrl(c) });
 
 /** A category filter naming no active category of that kind is an unknown id in the query (C2: 404). */
@@ -93,14 +114,14 @@ const PRODUCTS: Record<
 };
 
 /** The active services of one live product (404 when there is none), or of every product of the kind. */
-async function productServices(c: Ctx, kind: ProductKind, productId: number | undefined) {
+async function productServices(c: Ctx, kind: ProductKind, productId: number | undefined, as: PricedAs) {
   const { key, find, activeServices } = PRODUCTS[kind];
   if (productId !== undefined && !(await cached(c, `${key}:${productId}`, (db) => find(db, productId)))) throw notFound(PRODUCT_KINDS[kind].words, 'id', productId);
   const services = await cached(c, `${key}-services:${productId ?? 'all'}`, (db) =>
     activeServices(db, productId === undefined ? undefined : [productId]),
   );
-  const urls = urlsFor(c);
-  return services.map((s) => presentService(s, urls));
+  const [urls, view] = [urlsFor(c), await pricesOf(c, as)];
+  return services.map((s) => presentService(s, urls, view));
 }
 
 /** A catalog read: GET, token required, success envelope around `ok`. */
@@ -134,15 +155,15 @@ export function catalogRoutes() {
     }),
     async (c) => {
       const query = c.req.valid('query');
-      return cachedJson(c, async () => {
+      return cachedJson(c, async (as) => {
         await requireCategory(c, query.category_id, 'top_up');
         const page = pageRequest(query, TOP_UPS_PER_PAGE);
         const { rows, total } = await cached(c, `top-ups:${query.category_id}:${page.perPage}:${page.page}`, (db) =>
           listTopUps(db, { categoryId: query.category_id, limit: page.perPage, offset: pageOffset(page) }),
         );
-        const urls = urlsFor(c);
-        return { status: 'success' as const, message: pageObject(c, 'items', rows.map((row) => presentTopUpListItem(row, urls)), total, page) };
-      });
+        const [urls, view] = [urlsFor(c), await pricesOf(c, as)];
+        return { status: 'success' as const, message: pageObject(c, 'items', rows.map((row) => presentTopUpListItem(row, urls, view)), total, page) };
+      }, pricedAs);
     },
   );
 
@@ -162,25 +183,26 @@ export function catalogRoutes() {
       const { db } = c.get('services');
       const topUp = await cached(c, `top-up:slug:${slug}`, (db) => findTopUpBySlug(db, slug));
       if (!topUp) throw notFound('top-up', 'slug', slug);
-      // The only part read for this caller alone; the rest is shared by every caller of the same currency.
+      // The only part read for this caller alone; the rest is shared by every caller priced alike.
       const variantOf = async (caller: Caller) => ({
-        currency: caller.currency,
+        ...pricedAs(caller),
         currencySymbol: caller.currencySymbol,
         hasAlreadyOrdered: await hasOrderedTopUp(db, caller.id, topUp.id),
       });
       return cachedJson(
         c,
-        async ({ currency, currencySymbol, hasAlreadyOrdered }) => {
-          const [services, reviews, gateways] = await Promise.all([
+        async ({ currency, currencySymbol, hasAlreadyOrdered, tier }) => {
+          const [services, reviews, gateways, view] = await Promise.all([
             cached(c, `top-up-services:${topUp.id}`, (db) => activeTopUpServices(db, [topUp.id])),
             cached(c, `top-up-reviews:${topUp.id}`, (db) => publishedReviews(db, 'top_up', topUp.id, { limit: DETAIL_REVIEWS, offset: 0 })),
             cached(c, 'gateways', activeGateways),
+            pricesOf(c, { tier, currency }),
           ]);
           const urls = urlsFor(c);
           return {
             status: 'success' as const,
             message: {
-              topUp: presentTopUpDetails(topUp, services, urls, { currency, currencySymbol }),
+              topUp: presentTopUpDetails(topUp, services, urls, { currency, currencySymbol }, view),
               reviewStatic: {
                 reviews: reviews.rows.map((r) => presentReview(r, urls.asset, { userId: true, target: true, email: true })),
                 hasAlreadyOrdered,
@@ -203,7 +225,7 @@ export function catalogRoutes() {
     }),
     async (c) => {
       const { top_up_id } = c.req.valid('query');
-      return cachedJson(c, async () => ({ status: 'success' as const, message: { services: await productServices(c, 'top_up', top_up_id) } }));
+      return cachedJson(c, async (as) => ({ status: 'success' as const, message: { services: await productServices(c, 'top_up', top_up_id, as) } }), pricedAs);
     },
   );
 
@@ -230,16 +252,17 @@ export function catalogRoutes() {
       const { card_id } = c.req.valid('query');
       const card = await cached(c, `card:${card_id}`, (db) => findCard(db, card_id));
       if (!card) throw notFound('card', 'id', card_id);
-      const [services, gateways] = await Promise.all([
+      const [services, gateways, view] = await Promise.all([
         cached(c, `card-services:${card.id}`, (db) => activeCardServices(db, [card.id])),
         cached(c, 'gateways', activeGateways),
+        callerPrices(c),
       ]);
       const urls = urlsFor(c);
       return c.json(
         {
           status: 'success' as const,
           message: {
-            services: services.map((s) => presentService(s, urls)),
+            services: services.map((s) => presentService(s, urls, view)),
             card: presentCardDetails(card, urls),
             gateways: gateways.map((g) => presentGateway(g, urls)),
           },
@@ -258,7 +281,7 @@ export function catalogRoutes() {
     }),
     async (c) => {
       const { card_id } = c.req.valid('query');
-      return cachedJson(c, async () => ({ status: 'success' as const, message: { services: await productServices(c, 'card', card_id) } }));
+      return cachedJson(c, async (as) => ({ status: 'success' as const, message: { services: await productServices(c, 'card', card_id, as) } }), pricedAs);
     },
   );
 
@@ -266,8 +289,8 @@ export function catalogRoutes() {
     read('/get-campaign', 'The running campaign, or null (C9)', 'Campaigns', { ok: z.object({ campaign: Campaign.nullable() }) }),
     async (c) => {
       const today = utcToday();
-      const active = await cached(c, `campaign:${today}`, (db) => activeCampaign(db, today));
-      return c.json({ status: 'success' as const, message: { campaign: active ? presentCampaign(active, urlsFor(c)) : null } }, 200);
+      const [active, view] = await Promise.all([cached(c, `campaign:${today}`, (db) => activeCampaign(db, today)), callerPrices(c)]);
+      return c.json({ status: 'success' as const, message: { campaign: active ? presentCampaign(active, urlsFor(c), view) : null } }, 200);
     },
   );
 

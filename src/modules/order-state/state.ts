@@ -164,7 +164,7 @@ function transitionStatement(to: OrderStatus) {
       where orders.id = before.id
         and orders.status in (${sql.join(sourcesOf(to).map((s) => sql`${s}`), sql`, `)})
       returning orders.id, orders.utr, orders.account_id, orders.kind, orders.status, before.status as previous_status,
-        orders.total, orders.currency, orders.refunded_amount, orders.updated_at, orders.completed_at
+        orders.total, orders.currency, orders.rate, orders.refunded_amount, orders.updated_at, orders.completed_at
     ),
     wanting as (
       -- Read once per order: whether to write its event, and where to deliver it.
@@ -177,6 +177,8 @@ function transitionStatement(to: OrderStatus) {
       select ${event}, moved.account_id, jsonb_build_object(
           'utr', moved.utr, 'kind', moved.kind, 'status', moved.status, 'status_label', ${STATUS_LABELS[to]}::text,
           'previous_status', moved.previous_status, 'price', moved.total, 'currency', moved.currency)
+        -- C24: the rate of an order in another currency than the store's.
+        || case when moved.rate is null then '{}'::jsonb else jsonb_build_object('rate', moved.rate::text) end
       from moved
       where exists (select 1 from wanting where wanting.order_id = moved.id)
       returning id, data->>'utr' as utr

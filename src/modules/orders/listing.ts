@@ -38,6 +38,8 @@ type OrderJson = {
   price: number;
   currency: string;
   symbol: string;
+  /** C24: the rate its prices were converted at; null in the store currency. */
+  rate: string | null;
   status: OrderStatus;
   createdAt: string;
   informations: Record<string, string> | never[];
@@ -52,6 +54,7 @@ export type OrderEntry = {
   price: number;
   currency: string;
   symbol: string;
+  rate?: string;
   status: OrderStatus;
   status_label: string;
   dateTime: string;
@@ -61,7 +64,7 @@ export type OrderEntry = {
 };
 
 /** The columns of an order the entries show (and the account the caller's reviews are looked up by). */
-const ORDER_COLUMNS = sql.raw('id, utr, account_id, total, currency, currency_symbol, status, created_at, informations');
+const ORDER_COLUMNS = sql.raw('id, utr, account_id, total, currency, currency_symbol, rate, status, created_at, informations');
 
 /**
  * The entries of the orders `picked` selects (a query of ORDER_COLUMNS from `orders`, orders of `kind`, at most a page)
@@ -93,7 +96,7 @@ function entriesJson(kind: ProductKind, picked: SQL): SQL {
       group by l.order_id
     )
     select coalesce(json_agg(json_build_object(
-      'utr', o.utr, 'price', o.total, 'currency', o.currency, 'symbol', o.currency_symbol, 'status', o.status,
+      'utr', o.utr, 'price', o.total, 'currency', o.currency, 'symbol', o.currency_symbol, 'rate', o.rate::text, 'status', o.status,
       'createdAt', o.created_at::text,
       'informations', ${kind === 'top_up' ? sql`coalesce(o.informations, '{}'::jsonb)` : sql`'[]'::json`},
       'lines', coalesce(x.lines, '[]')
@@ -183,6 +186,8 @@ function entryOf(order: OrderJson, openCode: (sealed: Buffer) => string): OrderE
     price: order.price,
     currency: order.currency,
     symbol: order.symbol,
+    // Left out of the JSON in the store currency, so such entries read as the spec's.
+    rate: order.rate ?? undefined,
     status: order.status,
     status_label: STATUS_LABELS[order.status],
     dateTime: isoMicros(order.createdAt),

@@ -11,6 +11,7 @@ function presentOrder<D>(e: OrderEntry, orderDetails: D[]) {
     price: e.price,
     currency: e.currency,
     symbol: e.symbol,
+    rate: e.rate,
     status: e.status,
     status_label: e.status_label,
     dateTime: e.dateTime,

@@ -98,6 +98,10 @@ const orderFields = {
   price: money,
   currency: z.string(),
   symbol: z.string(),
+  rate: z
+    .string()
+    .optional()
+    .openapi({ description: "C24: the rate the order's prices were converted at (units of its currency per store-currency unit); absent in the store currency", example: '0.92000000' }),
   status: z.number().int().openapi({ description: '0 initiate, 1 completed, 2 refund, 3 stock_short' }),
   status_label: z.enum(['initiate', 'completed', 'refund', 'stock_short']),
   dateTime: z.string(),

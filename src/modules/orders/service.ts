@@ -9,6 +9,7 @@ import { isBlank, isStorableText, NOT_STORABLE } from '../../lib/text.js';
 import { sha256 } from '../../lib/crypto.js';
 import { moneyText } from '../../lib/money.js';
 import { applicableMembership } from '../campaigns/rule.js';
+import { accountPriceSql, accountPricingSql } from '../prices/account-price.js';
 import { ORDER_STATUS } from '../order-state/state.js';
 
 /** A fresh order number: kind prefix, time-sortable base36 milliseconds, then randomness (URL-safe, ≤ 32 chars). */
@@ -133,13 +134,17 @@ type PlacementValue = 'lines' | 'accountId' | 'key' | 'endpoint' | 'digest' | 'a
 /** The placement statement of a product kind, its text built once (see builtStatement). */
 function placementStatement(kind: ProductKind) {
   const t = names(kind);
-  const { product, serviceProduct } = PRODUCT_KINDS[kind];
+  const { product, serviceProduct, tierService } = PRODUCT_KINDS[kind];
   const services = sql.identifier(t.services);
+  const regular = accountPriceSql(sql`g.price`, sql`g.discount`, sql`g.discount_type`, false);
+  const offer = accountPriceSql(sql`s.price`, sql`s.discount`, sql`s.discount_type`, true);
   return builtStatement<PlacementValue, { order_id: string | null; orderable: boolean }>(
     (slot) => sql`
     with req as (
       select * from jsonb_to_recordset(${slot('lines')}::jsonb) as r(pos int, service_id int, qty int)
-    ), orderable as (
+    ), acct as (
+      ${accountPricingSql(sql`${slot('accountId')}::int`)}
+    ), catalog as (
       -- The catalog check, in the statement's own snapshot: every service active, of a product on sale (of the top-up
       -- ordered, for a top-up). A product taken off sale before the statement started is not ordered, also when the
       -- request's own check read the catalog earlier (a top-up's order form).
@@ -151,6 +156,12 @@ function placementStatement(kind: ProductKind) {
       from ${services} s join ${product} on ${product.id} = s.${sql.identifier(serviceProduct.name)}
       where s.id in (select service_id from req) and s.status = ${ACTIVE} and ${liveProduct(kind)}
         ${kind === 'top_up' ? sql`and s.${sql.identifier(serviceProduct.name)} = ${slot('topUpId')}::int` : sql``}
+    ), orderable as (
+      -- The regular pricing at the account's price (C24): its tier's, in its currency.
+      select g.id, g.card_id, p.price, p.discount, g.discount_type
+      from catalog g cross join acct
+      left join price_tier_prices own on own.tier_id = acct.price_tier_id and own.${sql.identifier(tierService.name)} = g.id
+      cross join lateral (select ${regular.price} as price, ${regular.discount} as discount) p
     ), sellable as (
       select 1 where (select count(*) from orderable) = (select count(*) from req)
     ), claim as (
@@ -170,8 +181,9 @@ function placementStatement(kind: ProductKind) {
       -- must be the one the service carries: between a campaign change and the sync, units sell at the regular price.
       -- NO KEY UPDATE: it serialises reservations, yet does not block the foreign-key checks of other orders' lines
       -- (a FOR UPDATE here deadlocked with an order of the same account holding the account row).
-      select s.id, s.price, s.discount, s.discount_type, s.offered_sell, s.max_sell, s.campaign_id
+      select s.id, ${offer.price} as price, ${offer.discount} as discount, s.discount_type, s.offered_sell, s.max_sell, s.campaign_id
       from ${services} s
+      cross join acct
       cross join lateral ${applicableMembership(kind, sql`s.id`, sql`current_date`)} m
       where s.id in (select service_id from req) and s.is_offered = 1 and s.campaign_id = m.campaign_id
         and exists (select 1 from go)
@@ -203,10 +215,10 @@ function placementStatement(kind: ProductKind) {
       where a.id = ${slot('accountId')}::int and exists (select 1 from go)
       returning a.id, a.balance, a.currency, a.currency_symbol, t.amount
     ), placed as (
-      insert into orders (utr, account_id, kind, top_up_id, status, total, currency, currency_symbol, informations, fields)
+      insert into orders (utr, account_id, kind, top_up_id, status, total, currency, currency_symbol, rate, informations, fields)
       select ${slot('utr')}::text, d.id, ${kind}, ${slot('topUpId')}::int, ${ORDER_STATUS.initiate}, d.amount, d.currency,
-             d.currency_symbol, ${slot('informations')}::jsonb, ${slot('fields')}::json
-      from debit d
+             d.currency_symbol, acct.rate, ${slot('informations')}::jsonb, ${slot('fields')}::json
+      from debit d, acct
       returning id
     ), ledger as (
       insert into balance_ledger (account_id, amount, balance_after, kind, currency, order_id)

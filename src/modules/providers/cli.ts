@@ -116,9 +116,9 @@ export const providerCommands: Record<string, CliCommand> = {
       { name: 'from', value: '<date>', description: 'start (inclusive), ISO 8601', required: true },
       { name: 'to', value: '<date>', description: 'end (exclusive), ISO 8601', required: true },
     ],
-    run: async ({ db }, _args, options) => {
+    run: async ({ db, config }, _args, options) => {
       const { from, to } = optionsInput(MarginQuery, options);
-      return marginReport(db, from, to);
+      return marginReport(db, config, from, to);
     },
   },
 };

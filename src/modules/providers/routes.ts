@@ -91,7 +91,7 @@ export function providerAdminRoutes() {
     endpoint({ ...common, method: 'get', path: '/reports/margin', summary: 'Sales, cost and margin of delivered top-ups per provider and service', query: MarginQuery, ok: MarginReport, errors: [422] }),
     async (c) => {
       const { from, to } = c.req.valid('query');
-      return c.json({ status: 'success' as const, message: await marginReport(c.get('services').db, from, to) }, 200);
+      return c.json({ status: 'success' as const, message: await marginReport(c.get('services').db, c.get('services').config, from, to) }, 200);
     },
   );
 

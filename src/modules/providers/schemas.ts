@@ -146,8 +146,20 @@ export const MarginReport = z
   .object({
     from: z.string(),
     to: z.string(),
+    currency: z.string().openapi({ description: 'The store currency, in which sales, cost and margin are given', example: 'USD' }),
     providers: z.array(z.object({ provider_id: z.number().int(), provider: z.string(), ...figures })),
-    services: z.array(z.object({ provider_id: z.number().int(), provider: z.string(), top_up_service_id: z.number().int(), service: z.string(), ...figures })),
+    services: z.array(
+      z.object({
+        provider_id: z.number().int(),
+        provider: z.string(),
+        top_up_service_id: z.number().int(),
+        service: z.string(),
+        currency: z.string().openapi({ description: 'The currency these orders were charged in' }),
+        rate: z.string().optional().openapi({ description: 'C24: the rate they were converted at; absent in the store currency' }),
+        sales_in_currency: z.string().optional().openapi({ description: 'Their sales as charged, in their currency; absent in the store currency' }),
+        ...figures,
+      }),
+    ),
     total: z.object(figures),
   })
   .openapi('MarginReport');

@@ -235,19 +235,39 @@ export async function showOrder(db: DbOrTx, utr: string) {
   };
 }
 
-export type MarginRow = { provider_id: number; provider: string; top_up_service_id: number; service: string; orders: number; sales: string; cost: string; margin: string };
+export type MarginRow = {
+  provider_id: number;
+  provider: string;
+  top_up_service_id: number;
+  service: string;
+  currency: string;
+  rate?: string;
+  sales_in_currency?: string;
+  orders: number;
+  sales: string;
+  cost: string;
+  margin: string;
+};
 
 /**
  * Sales, cost and margin of the top-ups delivered by a provider between `from` (inclusive) and `to` (exclusive),
  * per provider and service: sales are what the buyers paid, cost what the route said the provider charges.
  */
-export async function marginReport(db: DbOrTx, from: string, to: string) {
-  const rows = await db.execute<MarginRow>(sql`
-    select a.provider_id, p.name as provider, l.top_up_service_id, s.name as service, count(*)::int as orders,
-           sum(o.total)::numeric(14, 2)::text as sales, coalesce(sum(a.cost), 0)::numeric(14, 2)::text as cost,
-           (sum(o.total) - coalesce(sum(a.cost), 0))::numeric(14, 2)::text as margin
+export async function marginReport(db: DbOrTx, config: Pick<Config, 'STORE_CURRENCY'>, from: string, to: string) {
+  // Sales are in the store currency, as costs are: an order in another currency counts its total at its own rate
+  // (C24), and its row names the currency, the rate and the sales as they were charged.
+  const rows = await db.execute<MarginRow & { rate: string | null; sales_in_currency: string | null }>(sql`
+    with sold as (
+      select o.id, o.status, o.currency, o.rate, o.total,
+             case when o.rate is null then o.total else round(o.total / o.rate, 2) end as store_total
+      from orders o
+    )
+    select a.provider_id, p.name as provider, l.top_up_service_id, s.name as service, o.currency, o.rate::text as rate, count(*)::int as orders,
+           case when o.rate is null then null else sum(o.total)::numeric(14, 2)::text end as sales_in_currency,
+           sum(o.store_total)::numeric(14, 2)::text as sales, coalesce(sum(a.cost), 0)::numeric(14, 2)::text as cost,
+           (sum(o.store_total) - coalesce(sum(a.cost), 0))::numeric(14, 2)::text as margin
     from provider_attempts a
-    join orders o on o.id = a.order_id
+    join sold o on o.id = a.order_id
     join order_lines l on l.order_id = o.id
     join providers p on p.id = a.provider_id
     join top_up_services s on s.id = l.top_up_service_id
@@ -255,8 +275,8 @@ export async function marginReport(db: DbOrTx, from: string, to: string) {
     -- required) sold nothing.
     where a.outcome = 'completed' and o.status = ${ORDER_STATUS.completed}
       and a.settled_at >= ${from}::timestamptz and a.settled_at < ${to}::timestamptz
-    group by a.provider_id, p.name, l.top_up_service_id, s.name
-    order by a.provider_id, l.top_up_service_id`);
+    group by a.provider_id, p.name, l.top_up_service_id, s.name, o.currency, o.rate
+    order by a.provider_id, l.top_up_service_id, o.currency, o.rate nulls first`);
   // Per provider and in total, in cents: each service row counts towards its provider and the total.
   type Sums = { orders: number; sales: number; cost: number };
   const total: Sums = { orders: 0, sales: 0, cost: 0 };
@@ -271,7 +291,8 @@ export async function marginReport(db: DbOrTx, from: string, to: string) {
     }
   }
   const figures = <T extends Sums>({ sales, cost, ...rest }: T) => ({ ...rest, sales: fromCents(sales), cost: fromCents(cost), margin: fromCents(sales - cost) });
-  return { from, to, providers: [...byProvider.values()].map(figures), services: [...rows], total: figures(total) };
+  const services = rows.map(({ rate, sales_in_currency, ...row }) => ({ ...row, ...(rate === null ? {} : { rate, sales_in_currency: sales_in_currency! }) }));
+  return { from, to, currency: config.STORE_CURRENCY, providers: [...byProvider.values()].map(figures), services, total: figures(total) };
 }
 
 /** Per provider, for /metrics: whether its circuit is open, and its orders sent and not yet settled. */

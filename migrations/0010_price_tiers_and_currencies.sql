@@ -33,4 +33,6 @@ ALTER TABLE "price_tier_prices" ADD CONSTRAINT "price_tier_prices_card_service_i
 CREATE UNIQUE INDEX "price_tier_prices_top_up_uq" ON "price_tier_prices" USING btree ("tier_id","top_up_service_id");--> statement-breakpoint
 CREATE UNIQUE INDEX "price_tier_prices_card_uq" ON "price_tier_prices" USING btree ("tier_id","card_service_id");--> statement-breakpoint
 CREATE UNIQUE INDEX "price_tiers_name_uq" ON "price_tiers" USING btree ("name");--> statement-breakpoint
-ALTER TABLE "accounts" ADD CONSTRAINT "accounts_price_tier_id_price_tiers_id_fk" FOREIGN KEY ("price_tier_id") REFERENCES "public"."price_tiers"("id") ON DELETE no action ON UPDATE no action;
+ALTER TABLE "accounts" ADD CONSTRAINT "accounts_price_tier_id_price_tiers_id_fk" FOREIGN KEY ("price_tier_id") REFERENCES "public"."price_tiers"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+CREATE INDEX "accounts_price_tier_idx" ON "accounts" USING btree ("price_tier_id") WHERE "accounts"."price_tier_id" is not null;--> statement-breakpoint
+CREATE INDEX "accounts_currency_idx" ON "accounts" USING btree ("currency");

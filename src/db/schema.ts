@@ -110,6 +110,9 @@ export const accounts = pgTable(
     uniqueIndex('accounts_public_key_uq').on(t.publicKey),
     uniqueIndex('accounts_api_key_hash_uq').on(t.apiKeyHash),
     uniqueIndex('accounts_username_uq').on(t.username),
+    // The accounts of a tier (its count in the tier list) and of a currency (a new symbol).
+    index('accounts_price_tier_idx').on(t.priceTierId).where(sql`${t.priceTierId} is not null`),
+    index('accounts_currency_idx').on(t.currency),
     check('accounts_balance_non_negative', sql`${t.balance} >= 0`),
   ],
 );

@@ -12,7 +12,8 @@ import { ownRedis } from '../helpers/redis-server.js';
  */
 const { serviceEnv, start, startServing, failsWithOneLine } = entryPointsOnOwnDatabase();
 
-describe('a problem at start is one line naming the variable (C20)', () => {
+// Each test starts the service as processes of its own: on a busy 2-core machine one start can take 10 s or more.
+describe('a problem at start is one line naming the variable (C20)', { timeout: 90_000 }, () => {
   it('PostgreSQL on a dead port', async () => {
     const port = await freePort();
     const line = await failsWithOneLine(start(await serviceEnv({ DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/topup` })));

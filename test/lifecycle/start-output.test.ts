@@ -13,7 +13,8 @@ import { ROOT, runEntry, waitForHttp } from '../helpers/processes.js';
  */
 const { serviceEnv, start } = entryPointsOnOwnDatabase();
 
-describe('the start banner on stdout', () => {
+// Each test starts the service as a process of its own: on a busy 2-core machine one start can take 10 s or more.
+describe('the start banner on stdout', { timeout: 90_000 }, () => {
   /** The lines a start prints on stdout (all at once, when it serves), then stopped. */
   const bannerOf = async (env: Record<string, string>): Promise<string[]> => {
     const run = start(env);
@@ -47,7 +48,7 @@ describe('the start banner on stdout', () => {
   });
 });
 
-describe('demo credentials (C14)', () => {
+describe('demo credentials (C14)', { timeout: 90_000 }, () => {
   it('`npm run -s seed -- --json` prints one JSON object and nothing else on stdout', async () => {
     const env = await serviceEnv();
     const child = spawn('npm', ['run', '-s', 'seed', '--', '--json'], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn', ...env } });

@@ -81,6 +81,10 @@ describe('price tiers', () => {
       [15, 1, 1, 14], // its own price less the flat discount
       [5, 10, 0.5, 4.5], // half the catalog price, less 10 %
     ]);
+    const [categoryId] = (await app.services.sql`select category_id from top_ups where id = ${topUp.id}`).map((r) => r.category_id as number);
+    const listed = (await ok(api.get(`/api/top-up/list?category_id=${categoryId}`))).items[0];
+    expect(listed.services.map((s: Json) => s.price)).toEqual([15, 5]);
+    expect((await ok(api.get(`/api/topup/services?top_up_id=${topUp.id}`))).services.map((s: Json) => s.price)).toEqual([15, 5]);
     const placed = (await ok(api.postJson('/api/top-up/make-order', { topUpId: topUp.id, serviceId: own!.id }))) as unknown as string;
     const utr = placed.split(' ').at(-1)!.replace(/\.$/, '');
     expect((await row('orders', { utr })).total).toBe('14.00');
@@ -99,6 +103,8 @@ describe('price tiers', () => {
     const { api } = await account({ tier: tier.id });
     const [shown] = await cardServices(api, card.id);
     expect([shown!.price, shown!.old_data.price, shown!.campaign_data.price]).toEqual([7, '8.00', '7.00']);
+    const campaignShown = (await ok(api.get('/api/get-campaign'))).campaign.cards.find((s: Json) => s.id === service.id);
+    expect([campaignShown.price, campaignShown.old_data.price]).toEqual([7, '8.00']);
     // Two units at 7.00, one at the tier's 8.00.
     const utr = await buyCards(api, [[service.id, 3]]);
     expect((await row('orders', { utr })).total).toBe('22.00');
@@ -140,6 +146,9 @@ describe('account currencies', () => {
 
     const listed = (await ok(tieredEur.api.get('/api/get-card/orders'))).data[0];
     expect([listed.price, listed.currency, listed.symbol, listed.rate]).toEqual([22.08, 'EUR', '€', '0.92000000']);
+    expect(await ok(admin('GET', `/orders/${utr}`))).toMatchObject({ total: '22.08', currency: 'EUR', rate: '0.92000000' });
+    const operatorList = (await ok(admin('GET', '/orders?per_page=100'))).data as Json[];
+    expect(operatorList.find((o) => o.utr === utr)).toMatchObject({ price: '22.08', currency: 'EUR', symbol: '€', rate: '0.92000000' });
     // An order in the store currency has no rate in its entry at all.
     const plain = await account();
     await buyCards(plain.api, [[service.id, 1]]);
@@ -169,6 +178,14 @@ describe('account currencies', () => {
     const [credit] = await app.services.sql`select amount, currency from balance_ledger where kind = 'order_refund' and order_id = (select id from orders where utr = ${first})`;
     expect([credit!.amount, credit!.currency]).toEqual(['8.00', 'GBP']);
     expect((await ok(admin('GET', '/currencies'))).map((c: Json) => c.code)).toEqual(['USD', 'EUR', 'GBP']);
+
+    // A new symbol reaches the account's next read at once (its checked token carried the old one).
+    const topUp = await createTopUp(app.services.db, { services: [{ price: '10.00' }] });
+    const [slug] = (await app.services.sql`select slug from top_ups where id = ${topUp.id}`).map((r) => r.slug as string);
+    const symbol = async () => (await ok(api.get(`/api/top-up/details?slug=${slug}`))).topUp.active_services[0].currency_symbol;
+    expect(await symbol()).toBe('£');
+    await ok(admin('PUT', '/currencies/GBP', { rate: '0.75', symbol: 'GB£' }));
+    expect(await symbol()).toBe('GB£');
   });
 
   it("an account's currency changes only at a zero balance with no order in progress; its earlier entries keep theirs", async () => {

@@ -18,7 +18,6 @@ import {
 import { AppError, notFound, validationError } from '../../core/errors.js';
 import { fromCents, toCents } from '../../lib/money.js';
 import type { Services } from '../../runtime/services.js';
-import type { Config } from '../../core/env.js';
 import { createTier, setCurrency, setTierPrices, tierById, updateTier, type CurrencyRow, type Tier } from '../prices/service.js';
 import { noteStockLevels } from '../inventory/low-stock.js';
 import { toSnapshot, type PriceFields } from '../campaigns/pricing.js';
@@ -346,6 +345,12 @@ export async function replaceTierPrices(
   return tierById(deps.db, id);
 }
 
-/** A rate change moves new orders only: an order keeps the rate it was placed at. */
-export const putCurrency = (deps: CatalogAdminDeps & { config: Config }, code: string, input: { rate: string; symbol: string }): Promise<CurrencyRow> =>
-  change(deps, (tx) => setCurrency(tx, deps.config, code, input));
+/**
+ * A rate change moves new orders only: an order keeps the rate it was placed at. A new symbol reaches the accounts in
+ * the currency at once: every process forgets the tokens it checked, which carry an account's symbol.
+ */
+export async function putCurrency(deps: CatalogAdminDeps & Pick<Services, 'config' | 'tokenCache'>, code: string, input: { rate: string; symbol: string }): Promise<CurrencyRow> {
+  const { symbolChanged, ...currency } = await change(deps, (tx) => setCurrency(tx, deps.config, code, input));
+  if (symbolChanged) await deps.tokenCache.invalidate();
+  return currency;
+}

@@ -209,20 +209,22 @@ function placementStatement(kind: ProductKind) {
       left join alloc a on a.id = r.service_id
     ), debit as (
       -- order_price_guard aborts the whole statement when the total is above the buyer's max_price (migration 0008).
-      update accounts a set balance = a.balance - order_price_guard(t.amount, ${slot('maxPrice')}::numeric, a.currency), updated_at = now(),
+      update accounts a set balance = a.balance - order_price_guard(t.amount, ${slot('maxPrice')}::numeric, acct.currency), updated_at = now(),
              ${sql.identifier(t.orderCount)} = a.${sql.identifier(t.orderCount)} + 1
-      from (select sum(line_total) as amount from priced) t
+      from (select sum(line_total) as amount from priced) t, acct
       where a.id = ${slot('accountId')}::int and exists (select 1 from go)
-      returning a.id, a.balance, a.currency, a.currency_symbol, t.amount
+      returning a.id, a.balance, t.amount
     ), placed as (
+      -- The currency the prices were converted to (the snapshot's): the account's own, which changes only at a zero
+      -- balance, so a debit waiting on a currency change is 0.00 in either.
       insert into orders (utr, account_id, kind, top_up_id, status, total, currency, currency_symbol, rate, informations, fields)
-      select ${slot('utr')}::text, d.id, ${kind}, ${slot('topUpId')}::int, ${ORDER_STATUS.initiate}, d.amount, d.currency,
-             d.currency_symbol, acct.rate, ${slot('informations')}::jsonb, ${slot('fields')}::json
+      select ${slot('utr')}::text, d.id, ${kind}, ${slot('topUpId')}::int, ${ORDER_STATUS.initiate}, d.amount, acct.currency,
+             acct.currency_symbol, acct.rate, ${slot('informations')}::jsonb, ${slot('fields')}::json
       from debit d, acct
       returning id
     ), ledger as (
       insert into balance_ledger (account_id, amount, balance_after, kind, currency, order_id)
-      select d.id, -d.amount, d.balance, 'order_debit', d.currency, p.id from debit d, placed p
+      select d.id, -d.amount, d.balance, 'order_debit', acct.currency, p.id from debit d, placed p, acct
     ), written_lines as (
       insert into order_lines (order_id, ${sql.identifier(t.lineService)}, card_id, quantity, base_price, discount, unit_price,
                                campaign_units, campaign_unit_price, campaign_id, line_total, codes_owed)

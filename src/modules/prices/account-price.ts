@@ -97,9 +97,12 @@ export function accountPriceSql(price: SQL, discount: SQL, discountType: SQL, ca
   };
 }
 
-/** One row `acct` for an account: its tier, the tier's percent off (0 without) and its currency's rate (null: the store's). */
+/**
+ * One row `acct` for an account: its tier, the tier's percent off (0 without), its currency and that currency's rate
+ * (null: the store's), as the statement's snapshot sees them.
+ */
 export const accountPricingSql = (accountId: SQL) => sql`
-  select a.price_tier_id, coalesce(t.percent_off, 0) as percent_off, cur.rate
+  select a.price_tier_id, coalesce(t.percent_off, 0) as percent_off, a.currency, a.currency_symbol, cur.rate
   from accounts a
   left join price_tiers t on t.id = a.price_tier_id
   left join currencies cur on cur.code = a.currency

@@ -52,7 +52,11 @@ export async function listTiers(db: DbOrTx, onlyId?: number): Promise<Tier[]> {
       .from(priceTierPrices)
       .where(onlyId === undefined ? undefined : eq(priceTierPrices.tierId, onlyId))
       .orderBy(asc(priceTierPrices.tierId), asc(priceTierPrices.cardServiceId), asc(priceTierPrices.topUpServiceId)),
-    db.select({ tierId: accounts.priceTierId, n: count() }).from(accounts).where(isNotNull(accounts.priceTierId)).groupBy(accounts.priceTierId),
+    db
+      .select({ tierId: accounts.priceTierId, n: count() })
+      .from(accounts)
+      .where(onlyId === undefined ? isNotNull(accounts.priceTierId) : eq(accounts.priceTierId, onlyId))
+      .groupBy(accounts.priceTierId),
   ]);
   return tiers.map((tier) => ({
     ...tier,
@@ -107,8 +111,11 @@ export async function setTierPrices(db: DbOrTx, tierId: number, prices: TierPric
 
 export type CurrencyRow = { code: string; rate: string; symbol: string; base: boolean; updatedAt: string | null };
 
-/** C24: sets a currency's rate and symbol (units per one store-currency unit); the store currency's rate is always 1. */
-export async function setCurrency(db: DbOrTx, config: Config, code: string, input: { rate: string; symbol: string }): Promise<CurrencyRow> {
+/**
+ * C24: sets a currency's rate and symbol (units per one store-currency unit); the store currency's rate is always 1.
+ * `symbolChanged` says whether accounts in it now show another symbol.
+ */
+export async function setCurrency(db: DbOrTx, config: Config, code: string, input: { rate: string; symbol: string }): Promise<CurrencyRow & { symbolChanged: boolean }> {
   if (code === config.STORE_CURRENCY) throw validationError([`The rate of ${code}, the store currency, is always 1.`]);
   const [row] = await db
     .insert(currencies)
@@ -116,8 +123,12 @@ export async function setCurrency(db: DbOrTx, config: Config, code: string, inpu
     .onConflictDoUpdate({ target: currencies.code, set: { rate: input.rate, symbol: input.symbol, updatedAt: sql`now()` } })
     .returning();
   // Accounts in the currency show its symbol from now on (their orders keep the one they were placed with).
-  await db.update(accounts).set({ currencySymbol: input.symbol }).where(and(eq(accounts.currency, code), sql`${accounts.currencySymbol} <> ${input.symbol}`));
-  return { code: row!.code, rate: row!.rate, symbol: row!.symbol, base: false, updatedAt: row!.updatedAt };
+  const renamed = await db
+    .update(accounts)
+    .set({ currencySymbol: input.symbol })
+    .where(and(eq(accounts.currency, code), sql`${accounts.currencySymbol} <> ${input.symbol}`))
+    .returning({ id: accounts.id });
+  return { code: row!.code, rate: row!.rate, symbol: row!.symbol, base: false, updatedAt: row!.updatedAt, symbolChanged: renamed.length > 0 };
 }
 
 /** The store currency first (rate 1), then every other by code. */
@@ -157,7 +168,7 @@ export async function changeAccountPrices(
     let symbol = account.currencySymbol;
     const newCurrency = input.currency !== undefined && input.currency !== account.currency ? input.currency : null;
     if (newCurrency !== null) {
-      const known = await currencyOf(tx, config, newCurrency);
+      const known = await currencyOf(tx, config, newCurrency, true);
       if (!known) messages.push(unknownCurrency(newCurrency));
       else symbol = known.symbol;
     }
@@ -185,10 +196,14 @@ export async function changeAccountPrices(
 
 export const unknownCurrency = (code: string) => `The selected currency is invalid: the store has no rate for ${code}.`;
 
-/** The store currency (rate 1) or one with a rate; null for one the store has none for. */
-export async function currencyOf(db: DbOrTx, config: Config, code: string): Promise<{ symbol: string; rate: string | null } | null> {
+/**
+ * The store currency (rate 1) or one with a rate; null for one the store has none for. `locked`: its row is held
+ * (FOR SHARE) until the transaction ends, so a symbol change waits for an account moving to it, and finds it.
+ */
+export async function currencyOf(db: DbOrTx, config: Config, code: string, locked = false): Promise<{ symbol: string; rate: string | null } | null> {
   if (code === config.STORE_CURRENCY) return { symbol: config.STORE_CURRENCY_SYMBOL, rate: null };
-  const [row] = await db.select({ symbol: currencies.symbol, rate: currencies.rate }).from(currencies).where(eq(currencies.code, code));
+  const query = db.select({ symbol: currencies.symbol, rate: currencies.rate }).from(currencies).where(eq(currencies.code, code));
+  const [row] = locked ? await query.for('share') : await query;
   return row ?? null;
 }
 

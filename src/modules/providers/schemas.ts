@@ -111,6 +111,7 @@ export const OrderWithAttempts = z
     status: z.number().int(),
     total: adminMoney,
     currency: z.string(),
+    rate: z.string().nullable().openapi({ description: 'C24: the rate the order was converted at; null in the store currency' }),
     refunded_amount: adminMoney,
     note: z.string().nullable(),
     informations: z.record(z.string(), z.string()).nullable(),

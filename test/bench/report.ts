@@ -16,6 +16,8 @@ const TARGETS: Array<{ prefix: string; check: ((r: Row, base?: Row) => boolean) 
   { prefix: 'scale.', check: null, text: '' },
   // C24: a tiered account's reads and a converted account's orders, each against the plain account's in the same run.
   { prefix: 'prices.placement.card.plain', check: null, text: '' },
+  { prefix: 'prices.read.top-up-list.plain', check: null, text: '' },
+  { prefix: 'prices.read.card-services.plain', check: null, text: '' },
   { prefix: 'prices.', check: (r) => (r.ratio ?? 0) >= 0.9 && r.errors === 0, text: '≥0.9× plain, 0 err' },
   { prefix: 'placement.hot-account', check: (r) => (r.ratio ?? 0) >= 2 && r.errors === 0, text: '≥2×, 0 err' },
   {

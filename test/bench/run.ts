@@ -19,7 +19,7 @@ import { startCountingReceiver } from './receiver.js';
 import { freePort, sleep, spawnTs, waitForHttp, type Child, type SpawnOptions } from '../helpers/processes.js';
 import { loadVolume, timerPlans } from './plans.js';
 import { Report } from './report.js';
-import { cardOrders, drainBacklog, endToEnd, measureHttp, measureHttpAcross, readBodies, readPaths, reads, topUpOrders, waitForCardOrders, type Target } from './scenarios.js';
+import { cardOrders, drainBacklog, endToEnd, measureHttp, measureHttpAcross, measureInTurns, readBodies, readPaths, reads, topUpOrders, waitForCardOrders, type Target } from './scenarios.js';
 
 const SIZES = {
   quick: { seconds: 3, warmup: 1, accounts: 200, codesPerService: 600, e2eOrders: 2000, growthCodes: 50_000, growthOrders: 5_000 },
@@ -174,10 +174,11 @@ async function measureApiAlone(report: Report, sql: Database['sql'], data: Data,
   };
   const tokens = await issueTokens(target.baseUrl, many);
   report.add('placement.card.api-only', await measureHttp(target, cardOrders(catalog, tokens)), 'ceiling.raw-tx.many-accounts');
-  // C24: the same orders from accounts in EUR, every price converted at an 8-decimal rate, right after the same
-  // orders again from the plain accounts (the first scenario of a process runs colder than the ones after it).
-  report.add('prices.placement.card.plain', await measureHttp(target, cardOrders(catalog, tokens)), 'ceiling.raw-tx.many-accounts');
-  report.add('prices.placement.card.converted', await measureHttp(target, cardOrders(catalog, await issueTokens(target.baseUrl, inEuro))), 'prices.placement.card.plain');
+  // C24: the same orders from accounts in EUR, every price converted at an 8-decimal rate, in turns with the plain
+  // accounts' (a single run of each drifted by ±25% between runs on this box).
+  const [plain, converted] = await measureInTurns(target, cardOrders(catalog, tokens), cardOrders(catalog, await issueTokens(target.baseUrl, inEuro)));
+  report.add('prices.placement.card.plain', plain, 'ceiling.raw-tx.many-accounts');
+  report.add('prices.placement.card.converted', converted, 'prices.placement.card.plain');
   if (withReads) await measureReads(report, target, data, tokens);
   // Autocannon abandons its last in-flight requests: let the process finish them before SIGTERM.
   await sleep(1000);
@@ -220,7 +221,11 @@ async function measureReads(report: Report, target: Target, { catalog, tiered: t
     const bodies = await readBodies(target.baseUrl, paths[name], tokens[0]!);
     report.add(`ceiling.same-bytes.${name}`, await sameBytesCeiling(bodies, size.seconds, size.warmup));
     report.add(`read.${name}`, await measureHttp(target, read[name]), `ceiling.same-bytes.${name}`);
-    if (name === 'top-up-list' || name === 'card-services') report.add(`prices.read.${name}.tiered`, await measureHttp(target, tiered[name]), `read.${name}`);
+    if (name === 'top-up-list' || name === 'card-services') {
+      const [plain, tieredRead] = await measureInTurns(target, read[name], tiered[name]);
+      report.add(`prices.read.${name}.plain`, plain, `read.${name}`);
+      report.add(`prices.read.${name}.tiered`, tieredRead, `prices.read.${name}.plain`);
+    }
   }
 }
 

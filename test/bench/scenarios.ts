@@ -1,7 +1,7 @@
 import type autocannon from 'autocannon';
 import type { Sql } from '../../src/db/client.js';
 import type { Catalog } from './data.js';
-import { CONNECTIONS, runHttp, type Measured } from './load.js';
+import { CONNECTIONS, runHttp, type Figures, type Measured } from './load.js';
 import { startProbe } from './probes.js';
 import { sleep } from '../helpers/processes.js';
 
@@ -103,6 +103,26 @@ export async function measureHttp(target: Target, next: () => autocannon.Request
   const { total, ...figures } = await runHttp({ url: target.baseUrl, seconds: target.seconds, next });
   target.ensureRunning();
   return { ...figures, note: await probe.stop(total) };
+}
+
+/**
+ * Two loads compared fairly: both warmed up, then measured in turns A, B, B, A (half the time each), so that whatever
+ * drifts in the machine during the run (a checkpoint, autovacuum, tables growing) weighs on both alike. Each gets its
+ * mean rate, the higher p50 and p99 of its two turns, and its errors.
+ */
+export async function measureInTurns(target: Target, first: () => autocannon.Request, second: () => autocannon.Request): Promise<[Measured, Measured]> {
+  for (const next of [first, second]) await runHttp({ url: target.baseUrl, seconds: target.warmup, next });
+  const turn = (next: () => autocannon.Request) => runHttp({ url: target.baseUrl, seconds: target.seconds / 2, next });
+  const [a1, b1, b2, a2] = [await turn(first), await turn(second), await turn(second), await turn(first)];
+  target.ensureRunning();
+  const both = (x: Figures, y: Figures): Measured => ({
+    rps: (x.rps + y.rps) / 2,
+    p50_ms: Math.max(x.p50_ms, y.p50_ms),
+    p99_ms: Math.max(x.p99_ms, y.p99_ms),
+    errors: x.errors + y.errors,
+    note: 'measured in turns A, B, B, A with the row it is compared with',
+  });
+  return [both(a1!, a2!), both(b1!, b2!)];
 }
 
 /**

@@ -22,8 +22,10 @@ describe('the README on a Redis Cluster behind PgBouncer and a load balancer (C2
     // Only where the service answers differs: the load balancer instead of `npm start` on port 3000.
     const script = walkThrough.replace(/^B=http:\/\/localhost:3000$/m, `B=${top.apiUrl}`);
     expect(script).not.toBe(walkThrough);
-    const { DATABASE_URL, DATABASE_MIGRATION_URL, DATABASE_PREPARED_STATEMENTS, REDIS_CLUSTER_NODES, REDIS_PASSWORD, BULLMQ_PREFIX, CODE_ENCRYPTION_KEY } = top.env;
+    const { DATABASE_URL, DATABASE_MIGRATION_URL, DATABASE_PREPARED_STATEMENTS, REDIS_CLUSTER_NODES, REDIS_PASSWORD, BULLMQ_PREFIX, CODE_ENCRYPTION_KEY, ADMIN_TOKEN } = top.env;
+    // The walk-through's terminal has ADMIN_TOKEN exported, as the README says before it (its operator steps use it).
     const run = await runShell(script, {
+      ADMIN_TOKEN: ADMIN_TOKEN!,
       DATABASE_URL: DATABASE_URL!,
       DATABASE_MIGRATION_URL: DATABASE_MIGRATION_URL!,
       DATABASE_PREPARED_STATEMENTS: DATABASE_PREPARED_STATEMENTS!,

@@ -153,10 +153,9 @@ describe('restocks under a stream of orders', () => {
     const waited = new Set(events.filter((e) => e.status === 3).map((e) => e.order_id));
     const codes = events.filter((e) => e.kind === 'code').length;
     console.log(`restock order: ${accepted.length} orders, ${imported} codes imported in the stream, ${waited.size} orders waited stock_short, ${codes} codes assigned`);
-    // The stream did what it is for: orders waited while codes came in, and others were served at once (how many of
-    // each depends on how fast this machine fulfils beside the buyers).
+    // The stream did what it is for: orders waited while codes came in (how many were served at once besides depends
+    // on how fast this machine fulfils beside the buyers: on a busy one, none).
     expect(waited.size).toBeGreaterThan(0);
-    expect(accepted.length - waited.size).toBeGreaterThan(0);
     expect(services.flatMap((serviceId) => outOfTurn(events, orders, serviceId))).toEqual([]);
     expect(violations(await checkInvariants(db.sql, accepted))).toEqual(NO_VIOLATIONS);
   });

@@ -39,7 +39,8 @@ const sentinelEnv = () => ({
   REDIS_PASSWORD: sentinels.password,
 });
 
-describe('a Redis setting that cannot work refuses the start in one line (C21)', () => {
+// Each test starts the service as processes of its own: on a busy 2-core machine one start can take 10 s or more.
+describe('a Redis setting that cannot work refuses the start in one line (C21)', { timeout: 90_000 }, () => {
   it('two ways to Redis at once name both', async () => {
     const env = await serviceEnv({ ...clusterEnv(), BULLMQ_PREFIX: '{topup}' });
     expect(await failsWithOneLine(start({ ...env, REDIS_URL: 'redis://127.0.0.1:6379' }))).toBe('REDIS_URL, REDIS_CLUSTER_NODES: set only one of them');

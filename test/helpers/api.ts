@@ -13,6 +13,9 @@ export async function expectJson(response: Response, status: number): Promise<Js
   return JSON.parse(text) as Json;
 }
 
+/** The `message` of a 200 answer (the success envelope's content), checking the status first. */
+export const successMessage = async (response: Promise<Response>): Promise<Json> => (await expectJson(await response, 200)).message;
+
 /** Asserts the Interface A failure envelope and returns its `errors`. */
 export async function expectFailure(response: Response, status: number): Promise<string | string[]> {
   const body = await expectJson(response, status);

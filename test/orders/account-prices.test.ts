@@ -4,7 +4,7 @@
  * kept on the order, its entries, its webhooks and the margin report; refunds of exactly what was debited.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminOf, client, expectFailure, expectJson, tokenFor, type Json } from '../helpers/api.js';
+import { adminOf, client, expectFailure, successMessage, tokenFor, type Json } from '../helpers/api.js';
 import { createCampaign, createCard, createOrder, createTopUp } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 import { watchWrites } from '../helpers/writes.js';
@@ -12,7 +12,7 @@ import { watchWrites } from '../helpers/writes.js';
 let app: TestApp;
 let writes: () => Promise<number>;
 const admin = (method: string, path: string, body?: unknown) => adminOf(app)(method, path, body);
-const ok = async (response: Promise<Response>): Promise<Json> => (await expectJson(await response, 200)).message;
+const ok = successMessage;
 
 beforeAll(async () => {
   app = await startTestApp();

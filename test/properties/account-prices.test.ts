@@ -9,13 +9,13 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromCents, toCents } from '../../src/lib/money.js';
-import { adminOf, client, expectJson, tokenFor, type Json } from '../helpers/api.js';
+import { adminOf, client, successMessage, tokenFor, type Json } from '../helpers/api.js';
 import { createCampaign, createCard } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 
 let app: TestApp;
 const admin = (method: string, path: string, body?: unknown) => adminOf(app)(method, path, body);
-const ok = async (response: Promise<Response>): Promise<Json> => (await expectJson(await response, 200)).message;
+const ok = successMessage;
 
 beforeAll(async () => {
   app = await startTestApp();

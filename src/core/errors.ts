@@ -19,6 +19,8 @@ export const ERRORS = {
   forbidden: { status: 401, message: 'Invalid admin token.' },
   metrics_forbidden: { status: 401, message: 'Invalid metrics token.' },
   bad_signature: { status: 401, message: 'The signature is missing, stale or not valid.' },
+  // C26: a token of a read-only key asked to write.
+  read_only_key: { status: 403, message: 'This key can only read.' },
   not_found: { status: 404, message: 'Resource not found.' },
   route_not_found: { status: 404, message: 'The requested endpoint does not exist.' },
   method_not_allowed: { status: 405, message: 'This method is not allowed here.' },

@@ -173,6 +173,36 @@ export const currencies = pgTable(
   (t) => [check('currencies_rate_ck', sql`${t.rate} > 0`)],
 );
 
+export type KeyMode = 'live' | 'test';
+export type KeyScope = 'full' | 'read';
+
+/**
+ * An account's key pairs (C25, C26): each exchanges for tokens of its mode and scope until it is revoked. The pair an
+ * account was opened with is its first live, full key (and stays in `accounts` for processes of the previous release).
+ */
+export const accountKeys = pgTable(
+  'account_keys',
+  {
+    id: id(),
+    accountId: integer('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    publicKey: varchar('public_key', { length: 64 }).notNull(),
+    secretKeyHash: bytea('secret_key_hash').notNull(),
+    mode: varchar('mode', { length: 4 }).$type<KeyMode>().notNull().default('live'),
+    scope: varchar('scope', { length: 4 }).$type<KeyScope>().notNull().default('full'),
+    lastUsedAt: ts('last_used_at'),
+    revokedAt: ts('revoked_at'),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex('account_keys_public_key_uq').on(t.publicKey),
+    index('account_keys_account_idx').on(t.accountId),
+    check('account_keys_mode_ck', sql`${t.mode} in ('live', 'test')`),
+    check('account_keys_scope_ck', sql`${t.scope} in ('full', 'read')`),
+  ],
+);
+
 export const authTokens = pgTable(
   'auth_tokens',
   {
@@ -180,6 +210,8 @@ export const authTokens = pgTable(
     accountId: integer('account_id')
       .notNull()
       .references(() => accounts.id, { onDelete: 'cascade' }),
+    /** The key it was exchanged for (null: a token of the previous release, of the account's first key). */
+    keyId: integer('key_id').references(() => accountKeys.id, { onDelete: 'cascade' }),
     tokenHash: bytea('token_hash').notNull(),
     expiresAt: ts('expires_at').notNull(),
     revokedAt: ts('revoked_at'),

@@ -1,6 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
-import { accounts } from '../db/schema.js';
+import { accountKeys, accounts } from '../db/schema.js';
 import type { Config } from '../core/env.js';
 import { hmacSha256, sha256 } from '../lib/crypto.js';
 import { createAccount } from '../modules/accounts/service.js';
@@ -55,6 +55,10 @@ export async function seedDemoData(db: Db, config: Config): Promise<DemoCredenti
           apiKeyHash: sha256(credentials.apiKey),
         })
         .where(eq(accounts.id, existing.id));
+      await tx
+        .insert(accountKeys)
+        .values({ accountId: existing.id, publicKey: credentials.publicKey, secretKeyHash: sha256(credentials.secretKey), mode: 'live', scope: 'full' })
+        .onConflictDoUpdate({ target: accountKeys.publicKey, set: { secretKeyHash: sha256(credentials.secretKey), revokedAt: null } });
       return;
     }
     const { id } = await createAccount(

@@ -3,8 +3,9 @@ import { createTestAccount, expectFailure, expectJson } from '../helpers/api.js'
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 
 /**
- * C3: failed token requests are limited per (public key, client address) and per client address, so a
- * stranger failing with someone's public key cannot lock its owner out. Client addresses come from
+ * C3: failed token requests are limited per (public key, client address), and per client address for public keys
+ * that do not exist, so a stranger failing with someone's public key cannot lock its owner out, and one client failing
+ * with real keys cannot lock out the other accounts behind its address. Client addresses come from
  * X-Forwarded-For here (TRUST_PROXY=true), as behind a load balancer.
  */
 let app: TestApp;
@@ -34,6 +35,16 @@ describe('failed token exchanges (C3)', () => {
     for (let i = 0; i < 50; i++) await exchange('203.0.113.50', `pk_guess_${i}`, 'sk_wrong');
     expect(await expectFailure(await exchange('203.0.113.50', victim.publicKey, victim.secretKey), 429)).toMatch(/Too many/);
     await expectJson(await exchange('198.51.100.21', victim.publicKey, victim.secretKey), 200);
+  });
+
+  it('failures with existing keys from an address never refuse another account there: only unknown keys count per address', async () => {
+    const others = await Promise.all(Array.from({ length: 6 }, () => createTestAccount(app)));
+    // 60 wrong secrets from one address, 10 for each of six real public keys: past AUTH_FAILURES_PER_IP (50).
+    for (const other of others) for (let i = 0; i < 10; i++) await exchange('203.0.113.70', other.publicKey, 'sk_wrong');
+    // Each of those keys is refused from there, but a correct pair of any other account there is not.
+    expect(await expectFailure(await exchange('203.0.113.70', others[0]!.publicKey, others[0]!.secretKey), 429)).toMatch(/Too many/);
+    const neighbour = await createTestAccount(app);
+    await expectJson(await exchange('203.0.113.70', neighbour.publicKey, neighbour.secretKey), 200);
   });
 
   it('the address is the one the load balancer appended: a client cannot pick a fresh one by sending X-Forwarded-For', async () => {

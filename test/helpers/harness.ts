@@ -22,6 +22,8 @@ export type TestApp = {
   scrape: () => Promise<string>;
   /** Starts the BullMQ workers in this process (once). */
   startWorkers: () => Promise<void>;
+  /** A second API server on the same database, Redis and prefix, with services of its own (another process's caches). */
+  peer: () => Promise<{ baseUrl: string; close: () => Promise<void> }>;
   close: () => Promise<void>;
 };
 
@@ -79,9 +81,12 @@ export async function startTestApp(
   const app = createApp(services);
   // Every answer is checked against its route's declared contract (test/helpers/contract.ts).
   const contract = checkContract(app, inject('contractDir'), expect.getState().testPath ?? name);
-  const { server } = serveHttp(contract.fetch, { port: 0, hostname: '127.0.0.1', lane: createLane(services) });
-  await new Promise((resolve) => server.once('listening', resolve));
-  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const listen = async (fetch: Parameters<typeof serveHttp>[0], lane: ReturnType<typeof createLane>) => {
+    const { server } = serveHttp(fetch, { port: 0, hostname: '127.0.0.1', lane });
+    await new Promise((resolve) => server.once('listening', resolve));
+    return { server, baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+  };
+  const { server, baseUrl } = await listen(contract.fetch, createLane(services));
   let workers: RunningWorkers | null = null;
   if (options.workers) workers = await startWorkers(services, options.workerOptions);
 
@@ -93,6 +98,17 @@ export async function startTestApp(
     scrape: () => scrape(baseUrl),
     startWorkers: async () => {
       workers ??= await startWorkers(services, options.workerOptions);
+    },
+    peer: async () => {
+      const peerServices = createServices(config, storeGauges);
+      const peer = await listen(createApp(peerServices).fetch, createLane(peerServices));
+      return {
+        baseUrl: peer.baseUrl,
+        close: async () => {
+          await new Promise<void>((resolve) => peer.server.close(() => resolve()));
+          await peerServices.close();
+        },
+      };
     },
     close: async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -1,6 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.js';
-import { accounts, balanceLedger } from '../../db/schema.js';
+import { accountKeys, accounts, balanceLedger } from '../../db/schema.js';
 import { notFound } from '../../core/errors.js';
 import { randomSecret, sha256 } from '../../lib/crypto.js';
 import { fromCents, MAX_MONEY, toCents } from '../../lib/money.js';
@@ -43,6 +43,7 @@ export async function createAccount(db: DbOrTx, input: NewAccount, given: Creden
       })
       .returning({ id: accounts.id });
     const id = row!.id;
+    await tx.insert(accountKeys).values({ accountId: id, publicKey, secretKeyHash: sha256(secretKey), mode: 'live', scope: 'full' });
     if (input.balance && toCents(input.balance) > 0) await adjustBalance(tx, id, input.balance, 'deposit', 'Opening balance');
     return { id, publicKey, secretKey, apiKey };
   });

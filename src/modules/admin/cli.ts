@@ -6,11 +6,12 @@ import { completeTopUpOrder } from '../fulfilment/index.js';
 import { statusObserver } from '../order-state/events.js';
 import { codeLines } from '../inventory/code-lines.js';
 import { stockOf } from '../inventory/service.js';
-import { AccountPatch, AdjustBalanceBody, CompleteOrderBody, CreateAccountBody, ListOrdersQuery, RefundOrderBody } from './schemas.js';
-import { changeAccount, importCodes, listOrders, moveBalance, openAccount, refundForOperator, restockHere } from './service.js';
+import { AccountPatch, AdjustBalanceBody, CompleteOrderBody, CreateAccountBody, ListOrdersQuery, NewKeyBody, RefundOrderBody } from './schemas.js';
+import { accountKeysOf, changeAccount, importCodes, issueKey, listOrders, moveBalance, openAccount, refundForOperator, restockHere, withdrawKey } from './service.js';
 
 const CARD_SERVICE = { name: 'cardServiceId', description: 'id of the card service', kind: 'id' } as const;
 const UTR = { name: 'utr', description: 'order number' };
+const ACCOUNT = { name: 'accountId', description: 'id of the account', kind: 'id' } as const;
 
 /** Operator commands for accounts, orders, stock and codes (C13). Results are JSON on stdout. */
 export const adminCommands: Record<string, CliCommand> = {
@@ -36,6 +37,25 @@ export const adminCommands: Record<string, CliCommand> = {
       const input = validate(AccountPatch, { currency, ...(tier === undefined ? {} : { price_tier_id: tier === 'none' ? null : tier }) });
       return changeAccount(services, Number(id), input);
     },
+  },
+  'keys:create': {
+    description: 'Issue a key pair to an account; prints its secret (shown this once)',
+    args: [ACCOUNT],
+    options: [
+      { name: 'mode', value: '<live|test>', description: 'live (the default) or test' },
+      { name: 'scope', value: '<full|read>', description: 'full (the default), or read: its tokens may only read' },
+    ],
+    run: async ({ db }, [id], options) => issueKey(db, Number(id), optionsInput(NewKeyBody, options)),
+  },
+  'keys:list': {
+    description: "An account's keys (no secrets), when each was last used and revoked",
+    args: [ACCOUNT],
+    run: async ({ db }, [id]) => accountKeysOf(db, Number(id)),
+  },
+  'keys:revoke': {
+    description: 'Revoke a key: its tokens stop at once, in every process',
+    args: [ACCOUNT, { name: 'publicKey', description: 'the public key to revoke' }],
+    run: async (services, [id, publicKey]) => withdrawKey(services, Number(id), publicKey!),
   },
   'accounts:balance': {
     description: 'Credit (or, with a negative amount, debit) an account; never below 0',

@@ -1,3 +1,4 @@
+import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { AppEnv } from '../../http/context.js';
 import { ADMIN, contractRouter, endpoint } from '../../http/contract.js';
@@ -16,9 +17,9 @@ import { licenseAdminRoutes } from '../license/admin-routes.js';
 import { statusObserver } from '../order-state/events.js';
 import { queueDashboard } from './dashboard.js';
 import { requireAdmin } from '../../http/admin-guard.js';
-import { AccountPatch, AccountPrices, AdjustBalanceBody, AdminOrder, Balance, CompleteOrderBody, CreateAccountBody, ImportCodesBody, ImportResult, ListOrdersQuery, NewAccount, OrderMoved, OrderRefunded, RefundOrderBody, Stock } from './schemas.js';
+import { AccountKey, AccountPatch, AccountPrices, AdjustBalanceBody, AdminOrder, KeyParams, KeyRevoked, NewKey, NewKeyBody, Balance, CompleteOrderBody, CreateAccountBody, ImportCodesBody, ImportResult, ListOrdersQuery, NewAccount, OrderMoved, OrderRefunded, RefundOrderBody, Stock } from './schemas.js';
 import { UtrParam } from '../../http/fields.js';
-import { changeAccount, importCodes, listOrders, moveBalance, openAccount, refundForOperator, restockHere } from './service.js';
+import { accountKeysOf, changeAccount, importCodes, issueKey, listOrders, moveBalance, openAccount, refundForOperator, restockHere, withdrawKey } from './service.js';
 
 /** Where the admin router is mounted by the app, plus the dashboard's own prefix. */
 const DASHBOARD_PATH = '/admin/queues';
@@ -50,6 +51,31 @@ export function adminRoutes(services: Services) {
       const { db, config } = c.get('services');
       const { id, publicKey, secretKey, apiKey } = await openAccount(db, config, c.req.valid('json'));
       return c.json({ status: 'success' as const, message: { id, publicKey, secretKey, apiKey } }, 200);
+    },
+  );
+
+  router.openapi(
+    endpoint({
+      ...common,
+      method: 'post',
+      path: '/accounts/:id/keys',
+      summary: 'Issue a key pair of a mode and scope (its secret is shown this once)',
+      params: idParam('account'),
+      jsonBody: NewKeyBody,
+      ok: NewKey,
+      errors: [404],
+    }),
+    async (c) => c.json({ status: 'success' as const, message: await issueKey(c.get('services').db, c.req.valid('param').id, c.req.valid('json')) }, 200),
+  );
+  router.openapi(
+    endpoint({ ...common, method: 'get', path: '/accounts/:id/keys', summary: "An account's keys (no secrets), when each was last used", params: idParam('account'), ok: z.array(AccountKey), errors: [404] }),
+    async (c) => c.json({ status: 'success' as const, message: await accountKeysOf(c.get('services').db, c.req.valid('param').id) }, 200),
+  );
+  router.openapi(
+    endpoint({ ...common, method: 'delete', path: '/accounts/:id/keys/:public_key', summary: 'Revoke a key: its tokens stop at once, in every process', params: KeyParams, ok: KeyRevoked, errors: [404] }),
+    async (c) => {
+      const { id, public_key } = c.req.valid('param');
+      return c.json({ status: 'success' as const, message: await withdrawKey(c.get('services'), id, public_key) }, 200);
     },
   );
 

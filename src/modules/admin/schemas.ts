@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { adminMoney, DeliveryStateSchema, moneyAmount } from '../../http/fields.js';
-import { id, pageQuery, requiredText, text } from '../../http/validation.js';
+import { id, keyOf, pageQuery, requiredText, text } from '../../http/validation.js';
 import type { DeliveryState } from '../order-state/delivery.js';
 import { parseStatus } from '../order-state/state.js';
 
@@ -24,6 +24,39 @@ export const AccountPatch = z.object({
   price_tier_id: id().nullable().optional().openapi({ description: 'The price tier; null for the catalog price' }),
   currency: CreateAccountBody.shape.currency,
 });
+
+/** C25/C26: a new key pair's mode and scope. */
+export const NewKeyBody = z.object({
+  mode: z.enum(['live', 'test'], { error: 'must be live or test.' }).default('live'),
+  scope: z.enum(['full', 'read'], { error: 'must be full or read.' }).default('full'),
+});
+
+export const KeyParams = z.object({
+  id: keyOf('account', id()),
+  public_key: keyOf('key', text(64), 'public key'),
+});
+
+export const NewKey = z
+  .object({
+    public_key: z.string(),
+    secret_key: z.string().openapi({ description: 'Shown this once' }),
+    mode: z.enum(['live', 'test']),
+    scope: z.enum(['full', 'read']),
+  })
+  .openapi('NewKey');
+
+export const AccountKey = z
+  .object({
+    public_key: z.string(),
+    mode: z.enum(['live', 'test']),
+    scope: z.enum(['full', 'read']),
+    created_at: z.string(),
+    last_used_at: z.string().nullable(),
+    revoked_at: z.string().nullable(),
+  })
+  .openapi('AccountKey');
+
+export const KeyRevoked = z.object({ public_key: z.string(), revoked_at: z.string() }).openapi('KeyRevoked');
 
 export const AccountPrices = z
   .object({ id: z.number().int(), price_tier_id: z.number().int().nullable(), currency: z.string(), currency_symbol: z.string() })

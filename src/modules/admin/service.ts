@@ -7,6 +7,8 @@ import { isoMicros } from '../../lib/time.js';
 import { MAX_MONEY, moneyNumber, moneyText, toCents } from '../../lib/money.js';
 import { adjustBalance, createAccount, type AccountCredentials } from '../accounts/service.js';
 import { changeAccountPrices, currencyOf, unknownCurrency } from '../prices/service.js';
+import { createKey, listKeys, revokeKey } from '../accounts/keys.js';
+import type { KeyMode, KeyScope } from '../../db/schema.js';
 import type { Services } from '../../runtime/services.js';
 import { refundOrder } from '../fulfilment/index.js';
 import { restockCardService } from '../fulfilment/index.js';
@@ -185,4 +187,29 @@ export async function listOrders(db: Db, { status, page, perPage }: OrderFilter)
 export async function refundForOperator(db: Db, utr: string, reason: string, observe: StatusObserver = unobserved) {
   const refunded = await refundOrder(db, utr, reason, observe);
   return { ...refunded, refunded_amount: moneyText(refunded.refunded_amount) };
+}
+
+// ───────────────────────────── keys (C25, C26) ─────────────────────────────
+
+/** Issues a key pair. Test mode (C25) has no sandbox of its own yet, so a test key is refused rather than let act live. */
+export async function issueKey(db: Db, accountId: number, input: { mode: KeyMode; scope: KeyScope }) {
+  if (input.mode === 'test') throw validationError(['The mode test is not available yet.']);
+  return createKey(db, accountId, input);
+}
+
+export const accountKeysOf = async (db: Db, accountId: number) =>
+  (await listKeys(db, accountId)).map((key) => ({
+    public_key: key.publicKey,
+    mode: key.mode,
+    scope: key.scope,
+    created_at: isoMicros(key.createdAt)!,
+    last_used_at: isoMicros(key.lastUsedAt),
+    revoked_at: isoMicros(key.revokedAt),
+  }));
+
+/** Revokes a key: its tokens stop at once in the database, and every process forgets the tokens it has checked. */
+export async function withdrawKey({ db, tokenCache }: Pick<Services, 'db' | 'tokenCache'>, accountId: number, publicKey: string) {
+  const revoked = await revokeKey(db, accountId, publicKey);
+  await tokenCache.invalidate();
+  return { public_key: revoked.public_key, revoked_at: isoMicros(revoked.revoked_at)! };
 }

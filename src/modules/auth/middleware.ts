@@ -23,9 +23,12 @@ type TokenAccount = Awaited<ReturnType<typeof accountForToken>>;
 /** The token cache's key: the token's digest, never the token. */
 const tokenKey = (token: string) => sha256(token).toString('base64');
 
-const callerOf = ({ id, currency, currencySymbol, priceTierId }: NonNullable<TokenAccount>): Caller => ({ id, currency, currencySymbol, priceTierId });
+const callerOf = ({ id, currency, currencySymbol, priceTierId, scope }: NonNullable<TokenAccount>): Caller => ({ id, currency, currencySymbol, priceTierId, scope });
 
-/** Tokens end only by expiry, which is checked on every hit. */
+/** What a read-scope token may do (C26): read. */
+const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** Tokens end by expiry, checked on every hit, or with their key (C25), which drops every process's cached tokens. */
 const signedInAccount = (found: TokenAccount | undefined) => (found && isoToMillis(found.expiresAt) > Date.now() ? found : null);
 
 /**
@@ -37,6 +40,7 @@ export const requireToken = createMiddleware<AppEnv>(async (c, next) => {
   const { db, tokenCache } = c.get('services');
   const found = signedInAccount(token ? await tokenCache.get(tokenKey(token), () => accountForToken(db, token)) : null);
   if (!found) throw new AppError('unauthenticated');
+  if (found.scope === 'read' && !READS.has(c.req.method)) throw new AppError('read_only_key');
   c.set('account', callerOf(found));
   const limiter = accountLimiter(c.get('services'));
   if (limiter) {

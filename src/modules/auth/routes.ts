@@ -49,19 +49,19 @@ export function authRoutes(services: Services) {
     }),
     async (c) => {
       const { PublicKey: publicKey, SecretKey: secretKey } = c.req.valid('header');
-      // Someone failing with another's public key uses up only their own address's attempts.
+      // A public key is public: failures with it count against the address they come from, never against the key
+      // alone, so nobody can lock its owner out; and an address counts only its failures with keys that do not exist,
+      // so one client guessing there does not lock out every other account behind the same address.
       const address = clientIp(c);
-      const checks: LimitCheck[] = [
-        [limiters.perKeyAndAddress, publicKey, address],
-        [limiters.perAddress, address],
-      ];
-      const wait = await blockedForSeconds(checks);
+      const withThisKey: LimitCheck = [limiters.perKeyAndAddress, publicKey, address];
+      const guessingKeys: LimitCheck = [limiters.perAddress, address];
+      const wait = await blockedForSeconds([withThisKey, guessingKeys]);
       if (wait > 0) throw new AppError('rate_limited', undefined, { 'Retry-After': String(wait) });
 
       const { db, config } = c.get('services');
       const issued = await exchangeKeyPair(db, publicKey, secretKey, config.TOKEN_TTL_SECONDS);
-      if (!issued) {
-        await consumeAll(checks);
+      if ('refused' in issued) {
+        await consumeAll([issued.refused === 'wrong_secret' ? withThisKey : guessingKeys]);
         throw new AppError('invalid_credentials');
       }
       return c.json(

@@ -1,42 +1,55 @@
 import { and, eq, gt, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { accounts, authTokens } from '../../db/schema.js';
+import { accountKeys, accounts, authTokens, type KeyScope } from '../../db/schema.js';
 import { matchesDigest, randomSecret, sha256 } from '../../lib/crypto.js';
 import type { Caller } from '../../core/caller.js';
 
+/** What an exchange found: a token, a wrong secret for a key that exists, or no such (live) key. */
+export type Exchange = { token: string; expiresAt: string } | { refused: 'wrong_secret' | 'unknown_key' };
+
 /**
- * C3: exchanges a key pair for an opaque token (32 random bytes) stored only as its SHA-256 digest.
- * Returns null for an unknown public key or a wrong secret, without saying which.
+ * C3: exchanges a key pair (one of the account's keys not revoked, C25) for an opaque token (32 random bytes) stored
+ * only as its SHA-256 digest, of the key's mode and scope. The answer to a refusal never says which it was; the caller
+ * counts the two apart (a public key is public: failures with it must not lock its owner out).
  */
-export async function exchangeKeyPair(
-  db: Db,
-  publicKey: string,
-  secretKey: string,
-  ttlSeconds: number,
-): Promise<{ token: string; expiresAt: string } | null> {
-  const [account] = await db
-    .select({ id: accounts.id, secretKeyHash: accounts.secretKeyHash })
-    .from(accounts)
-    .where(eq(accounts.publicKey, publicKey))
-    .limit(1);
+export async function exchangeKeyPair(db: Db, publicKey: string, secretKey: string, ttlSeconds: number): Promise<Exchange> {
+  // An account opened by a process of the previous release (a rolling restart) has its pair only in `accounts`: it
+  // becomes the account's first key on its first exchange.
+  const [key] = await db.execute<{ id: number; account_id: number; secret_key_hash: Buffer; revoked: boolean }>(sql`
+    with found as (
+      select id, account_id, secret_key_hash, revoked_at is not null as revoked from ${accountKeys} where public_key = ${publicKey}
+    ), legacy as (
+      insert into ${accountKeys} (account_id, public_key, secret_key_hash)
+      select a.id, a.public_key, a.secret_key_hash from ${accounts} a where a.public_key = ${publicKey} and not exists (select 1 from found)
+      on conflict (public_key) do nothing
+      returning id, account_id, secret_key_hash, false as revoked
+    )
+    select * from found union all select * from legacy`);
   // Compare against a dummy digest for unknown keys so both paths cost the same.
-  const digest = account?.secretKeyHash ?? sha256(`unknown:${publicKey}`);
-  if (!matchesDigest(secretKey, digest) || !account) return null;
+  const digest = key?.secret_key_hash ?? sha256(`unknown:${publicKey}`);
+  if (!matchesDigest(secretKey, digest) || !key || key.revoked) return { refused: key ? 'wrong_secret' : 'unknown_key' };
 
   const token = randomSecret(32);
   const [row] = await db
     .insert(authTokens)
     .values({
-      accountId: account.id,
+      accountId: key.account_id,
+      keyId: key.id,
       tokenHash: sha256(token),
       expiresAt: sql`now() + make_interval(secs => ${ttlSeconds})`,
     })
     .returning({ expiresAt: authTokens.expiresAt });
-  await db.update(accounts).set({ lastSeenAt: sql`now()` }).where(eq(accounts.id, account.id));
+  await Promise.all([
+    db.update(accountKeys).set({ lastUsedAt: sql`now()` }).where(eq(accountKeys.id, key.id)),
+    db.update(accounts).set({ lastSeenAt: sql`now()` }).where(eq(accounts.id, key.account_id)),
+  ]);
   return { token, expiresAt: row!.expiresAt };
 }
 
-/** The account behind a live (unexpired, unrevoked) token, or null. */
+/**
+ * The account behind a live (unexpired, unrevoked) token of a key not revoked, with the key's scope; null otherwise.
+ * A token issued before keys were kept apart is one of the account's first key: live and full.
+ */
 export async function accountForToken(db: Db, token: string): Promise<(Caller & { expiresAt: string }) | null> {
   const [row] = await db
     .select({
@@ -44,11 +57,15 @@ export async function accountForToken(db: Db, token: string): Promise<(Caller & 
       currency: accounts.currency,
       currencySymbol: accounts.currencySymbol,
       priceTierId: accounts.priceTierId,
+      scope: sql<KeyScope>`coalesce(${accountKeys.scope}, 'full')`,
       expiresAt: authTokens.expiresAt,
     })
     .from(authTokens)
     .innerJoin(accounts, eq(accounts.id, authTokens.accountId))
-    .where(and(eq(authTokens.tokenHash, sha256(token)), gt(authTokens.expiresAt, sql`now()`), isNull(authTokens.revokedAt)))
+    .leftJoin(accountKeys, eq(accountKeys.id, authTokens.keyId))
+    .where(
+      and(eq(authTokens.tokenHash, sha256(token)), gt(authTokens.expiresAt, sql`now()`), isNull(authTokens.revokedAt), isNull(accountKeys.revokedAt)),
+    )
     .limit(1);
   return row ?? null;
 }

@@ -21,6 +21,8 @@ export const ERRORS = {
   bad_signature: { status: 401, message: 'The signature is missing, stale or not valid.' },
   // C26: a token of a read-only key asked to write.
   read_only_key: { status: 403, message: 'This key can only read.' },
+  // C26: said with the address, "Requests from 192.0.2.1 are not allowed for this account." (addressNotAllowed).
+  address_not_allowed: { status: 403, message: 'Requests from this address are not allowed for this account.' },
   not_found: { status: 404, message: 'Resource not found.' },
   route_not_found: { status: 404, message: 'The requested endpoint does not exist.' },
   method_not_allowed: { status: 405, message: 'This method is not allowed here.' },
@@ -69,6 +71,9 @@ export class AppError extends Error {
 }
 
 export const validationError = (messages: string[]) => new AppError('validation', messages);
+
+/** C26: a request from an address the account's allow-list does not hold, naming the address as it was read. */
+export const addressNotAllowed = (address: string) => new AppError('address_not_allowed', `Requests from ${address} are not allowed for this account.`);
 
 /** How a value the client sent is shown in a message: digits as they are, anything else quoted (and cut short). */
 const shown = (value: unknown) => (/^\d{1,40}$/.test(String(value)) ? String(value) : JSON.stringify(String(value).slice(0, 100)));

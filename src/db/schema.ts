@@ -103,6 +103,8 @@ export const accounts = pgTable(
     cardOrderCount: integer('card_order_count').notNull().default(0),
     /** C24: the account's price tier (its prices), none for the catalog price. */
     priceTierId: integer('price_tier_id').references((): AnyPgColumn => priceTiers.id),
+    /** C26: the addresses and CIDR ranges its requests may come from; empty allows any. */
+    allowedIps: text('allowed_ips').array().notNull().default(sql`'{}'::text[]`),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Services } from '../runtime/services.js';
 import type { Caller } from '../core/caller.js';
 import { cachedAnswerKey, laneRouteKey, variantKey, type CachedAnswer, type LaneRoute } from './cached-json.js';
-import { lastEntry } from './client-ip.js';
+import { addressOf, lastEntry } from './client-ip.js';
 import { PROTECTIVE_HEADERS } from './headers.js';
 import { recordServed } from './request-log.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './request-id.js';
@@ -15,14 +15,15 @@ import { baseUrlOf } from './urls.js';
 export type Lane = (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>;
 
 /** What requireToken would let through without waiting, or null: see knownSignedInAccount. */
-export type SignedInNow = (services: Services, authorization: string | undefined) => Caller | null;
+export type SignedInNow = (services: Services, authorization: string | undefined, address: () => string) => Caller | null;
 
 const REQUEST_ID_HEADER_KEY = REQUEST_ID_HEADER.toLowerCase();
 
 /**
  * The cached-read lane: a read whose answer cachedJson keeps as bytes is sent straight from node's request, before
  * Hono builds its Request, Context and Response objects — which were most of such a read's cost. It keeps every
- * promise of the full path: the token is checked (a token the process cache holds, unexpired), the path and query
+ * promise of the full path: the token is checked (a token the process cache holds, unexpired, from an address the
+ * account allows), the path and query
  * are those the full path validated when it kept the answer, the caller gets the answer of its own variant (the
  * route's `variantOf`, which may read the database), with the same headers and bytes, log line and request metrics.
  * Anything else goes the full path: no or unknown token, a per-account request limit, a body, If-None-Match, HEAD,
@@ -47,7 +48,9 @@ export function cachedReadLane(services: Services, signedInNow: SignedInNow): La
     const { host, authorization } = req.headers;
     // serveHttp has refused a Host no URL can be built from; without one, the full path names the server itself.
     if (req.method !== 'GET' || !host || req.headers['if-none-match'] !== undefined || hasBody(req)) return false;
-    const caller = signedInNow(services, authorization);
+    const caller = signedInNow(services, authorization, () =>
+      addressOf(services.config, lastEntry(req.headers['x-forwarded-for']), () => req.socket.remoteAddress),
+    );
     if (caller === null) return false;
     const base = baseOf(host, joined(req.headers['x-forwarded-proto']), joined(req.headers['x-forwarded-host']));
     const pathAndQuery = req.url ?? '';

@@ -2,6 +2,8 @@ import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context } from 'hono';
 import type { Services } from '../runtime/services.js';
 import type { AppEnv } from './context.js';
+import type { Config } from '../core/env.js';
+import { plainAddress } from '../lib/allow-list.js';
 
 /**
  * What the load balancer in front said in an `X-Forwarded-*` header: its last entry. A balancer appends to (or
@@ -25,13 +27,22 @@ const warned = new WeakSet<Services>();
 export function clientIp(c: Context<AppEnv>): string {
   const { config, logger } = c.get('services');
   const address = forwarded(c, 'x-forwarded-for');
-  if (config.TRUST_PROXY && address) return address;
-  if (address && !warned.has(c.get('services'))) {
+  if (address && !config.TRUST_PROXY && !warned.has(c.get('services'))) {
     warned.add(c.get('services'));
     logger.warn('requests carry X-Forwarded-For but TRUST_PROXY is off: every client counts as the proxy address');
   }
+  return addressOf(config, address, () => getConnInfo(c).remote.address);
+}
+
+/**
+ * The one rule of clientIp, for a caller holding node's request rather than a Hono context (the cached-read lane):
+ * the forwarded address under TRUST_PROXY, else the socket's, as a person writes it (`::ffff:` taken off).
+ */
+export function addressOf(config: Pick<Config, 'TRUST_PROXY'>, forwardedFor: string | undefined, socketAddress: () => string | undefined): string {
+  if (config.TRUST_PROXY && forwardedFor) return plainAddress(forwardedFor);
   try {
-    return getConnInfo(c).remote.address ?? 'unknown';
+    const address = socketAddress();
+    return address ? plainAddress(address) : 'unknown';
   } catch {
     return 'unknown';
   }

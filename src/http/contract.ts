@@ -29,7 +29,7 @@ export const successA = <T extends z.ZodType>(message: T) => z.object({ status: 
 const FAILURE_DESCRIPTIONS: Record<number, string> = {
   400: 'The body could not be read (malformed JSON, unsupported content type)',
   401: 'Missing, invalid or expired credentials',
-  403: 'The credentials may not do this: a read-only key asked to write (C26)',
+  403: "The credentials may not do this: a request from an address the account's allow-list does not hold, or a read-only key asked to write (C26)",
   404: 'Unknown resource',
   409: 'Refused by a business rule',
   413: `Body over the limit`,
@@ -104,10 +104,10 @@ const withPlainText = <T extends { content: object }>(body: T, description?: str
 const SOURCES: Record<string, InputSource> = { query: 'query', param: 'path', json: 'body', form: 'body', header: 'header' };
 
 /**
- * Routes for a signed-in account (C3): the bearer token of A1; 429 when ACCOUNT_REQUESTS_PER_MINUTE is set (C11); a
- * route that writes, 403 to a token of a read-only key (C26).
+ * Routes for a signed-in account (C3): the bearer token of A1; 429 when ACCOUNT_REQUESTS_PER_MINUTE is set (C11); 403
+ * from an address the account's allow-list does not hold, or to a token of a read-only key asking to write (C26).
  */
-export const TOKEN = { security: [{ bearerToken: [] }], failures: [429] as Status[], writeFailures: [403] as Status[] };
+export const TOKEN = { security: [{ bearerToken: [] }], failures: [403, 429] as Status[] };
 
 /** Interface B routes: the api key, in any of its four places (C12). */
 export const API_KEY = { security: [{ apiKey: [] }] };
@@ -192,15 +192,11 @@ export function validBody<T>(c: Context, read: (target: 'json' | 'form') => T): 
 const operationId = (method: string, path: string) =>
   [method, ...path.split(/[^A-Za-z0-9]+/).filter(Boolean)].map((word, i) => (i === 0 ? word : word[0]!.toUpperCase() + word.slice(1))).join('');
 
-/**
- * `credentialsInBody`: the guard may find its credentials in the body (Interface B's api_key), which it then reads
- * first. `writeFailures`: what it may answer on a route that is not a GET.
- */
+/** `credentialsInBody`: the guard may find its credentials in the body (Interface B's api_key), which it then reads first. */
 type Guard = {
   security: Array<Record<string, string[]>>;
   middleware?: MiddlewareHandler<AppEnv>;
   failures?: Status[];
-  writeFailures?: Status[];
   credentialsInBody?: boolean;
 };
 
@@ -287,7 +283,7 @@ export function endpoint<
       },
       ...(spec.notModified ? { 304: { description: 'Not modified: the If-None-Match ETag is current (no body)' } } : {}),
       ...failures(spec.failuresIn ?? 'A', [
-        ...(guard ? [401 as const, ...(guard.failures ?? []), ...(spec.method === 'get' ? [] : (guard.writeFailures ?? []))] : []),
+        ...(guard ? [401 as const, ...(guard.failures ?? [])] : []),
         ...(body ? [400 as const, 413 as const, 422 as const] : []),
         ...(spec.errors ?? []),
       ]),

@@ -99,3 +99,17 @@ export async function existingAccount(db: DbOrTx, accountId: number): Promise<nu
   if (rows.length === 0) throw notFound('account', 'id', accountId);
   return accountId;
 }
+
+/**
+ * C26: the addresses and CIDR ranges an account's requests may come from (`[]`: any), stored as given; unchanged when
+ * `allowedIps` is undefined. Returns the list now kept. The caller drops the checked tokens, which carry the list.
+ */
+export async function setAllowedIps(db: DbOrTx, accountId: number, allowedIps: string[] | undefined): Promise<string[]> {
+  const query =
+    allowedIps === undefined
+      ? db.select({ allowedIps: accounts.allowedIps }).from(accounts).where(eq(accounts.id, accountId))
+      : db.update(accounts).set({ allowedIps, updatedAt: sql`now()` }).where(eq(accounts.id, accountId)).returning({ allowedIps: accounts.allowedIps });
+  const [row] = await query;
+  if (!row) throw notFound('account', 'id', accountId);
+  return row.allowedIps;
+}

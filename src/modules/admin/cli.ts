@@ -27,14 +27,19 @@ export const adminCommands: Record<string, CliCommand> = {
     run: async ({ db, config }, _args, options) => openAccount(db, config, optionsInput(CreateAccountBody, options)),
   },
   'accounts:update': {
-    description: "Change an account's price tier, and its currency while its balance is 0 with no order in progress",
+    description: "Change an account's price tier, its address allow-list, and its currency while its balance is 0 with no order in progress",
     args: [{ name: 'accountId', description: 'id of the account', kind: 'id' }],
     options: [
       { name: 'price-tier-id', value: '<id|none>', description: 'the price tier; none for the catalog price' },
       { name: 'currency', value: '<code>', description: 'a currency the store has a rate for' },
+      { name: 'allowed-ips', value: '<list|none>', description: 'comma-separated addresses and CIDR ranges its requests may come from; none allows any' },
     ],
-    run: async (services, [id], { 'price-tier-id': tier, currency }) => {
-      const input = validate(AccountPatch, { currency, ...(tier === undefined ? {} : { price_tier_id: tier === 'none' ? null : tier }) });
+    run: async (services, [id], { 'price-tier-id': tier, currency, 'allowed-ips': ips }) => {
+      const input = validate(AccountPatch, {
+        currency,
+        ...(tier === undefined ? {} : { price_tier_id: tier === 'none' ? null : tier }),
+        ...(ips === undefined ? {} : { allowed_ips: ips === 'none' ? [] : String(ips).split(',').map((ip) => ip.trim()) }),
+      });
       return changeAccount(services, Number(id), input);
     },
   },

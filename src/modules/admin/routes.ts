@@ -17,7 +17,7 @@ import { licenseAdminRoutes } from '../license/admin-routes.js';
 import { statusObserver } from '../order-state/events.js';
 import { queueDashboard } from './dashboard.js';
 import { requireAdmin } from '../../http/admin-guard.js';
-import { AccountKey, AccountPatch, AccountPrices, AdjustBalanceBody, AdminOrder, KeyParams, KeyRevoked, NewKey, NewKeyBody, Balance, CompleteOrderBody, CreateAccountBody, ImportCodesBody, ImportResult, ListOrdersQuery, NewAccount, OrderMoved, OrderRefunded, RefundOrderBody, Stock } from './schemas.js';
+import { AccountKey, AccountPatch, AccountSettings, AdjustBalanceBody, AdminOrder, KeyParams, KeyRevoked, NewKey, NewKeyBody, Balance, CompleteOrderBody, CreateAccountBody, ImportCodesBody, ImportResult, ListOrdersQuery, NewAccount, OrderMoved, OrderRefunded, RefundOrderBody, Stock } from './schemas.js';
 import { UtrParam } from '../../http/fields.js';
 import { accountKeysOf, changeAccount, importCodes, issueKey, listOrders, moveBalance, openAccount, refundForOperator, restockHere, withdrawKey } from './service.js';
 
@@ -84,10 +84,10 @@ export function adminRoutes(services: Services) {
       ...common,
       method: 'patch',
       path: '/accounts/:id',
-      summary: "Change an account's price tier, and its currency while its balance is 0 with no order in progress",
+      summary: "Change an account's price tier, its address allow-list, and its currency while its balance is 0 with no order in progress",
       params: idParam('account'),
       jsonBody: AccountPatch,
-      ok: AccountPrices,
+      ok: AccountSettings,
       errors: [404, 409],
     }),
     async (c) => c.json({ status: 'success' as const, message: await changeAccount(c.get('services'), c.req.valid('param').id, c.req.valid('json')) }, 200),

@@ -3,6 +3,7 @@ import { adminMoney, DeliveryStateSchema, moneyAmount } from '../../http/fields.
 import { id, keyOf, pageQuery, requiredText, text } from '../../http/validation.js';
 import type { DeliveryState } from '../order-state/delivery.js';
 import { parseStatus } from '../order-state/state.js';
+import { isAllowListEntry } from '../../lib/allow-list.js';
 
 // The delivery states the document names are the state machine's, neither more nor fewer: a compile error otherwise.
 type DocumentedDeliveryState = NonNullable<z.infer<typeof DeliveryStateSchema>>;
@@ -19,10 +20,24 @@ export const CreateAccountBody = z.object({
   balance: moneyAmount(false).optional(),
 });
 
-/** C24: an account's price tier (null: the catalog price) and, at a zero balance, its currency. */
+/** C24: an account's price tier (null: the catalog price) and, at a zero balance, its currency; C26: its allow-list. */
 export const AccountPatch = z.object({
   price_tier_id: id().nullable().optional().openapi({ description: 'The price tier; null for the catalog price' }),
   currency: CreateAccountBody.shape.currency,
+  allowed_ips: z
+    .array(z.string({ error: 'must be a list of addresses.' }), { error: 'must be a list of addresses.' })
+    .max(100, { error: 'must not have more than 100 items.' })
+    .superRefine((entries, ctx) => {
+      const wrong = entries.find((entry) => !isAllowListEntry(entry));
+      if (wrong !== undefined) {
+        ctx.addIssue({ code: 'custom', message: `The allowed ips field must hold IPv4 or IPv6 addresses and CIDR ranges: ${JSON.stringify(wrong.slice(0, 64))} is neither.` });
+      }
+    })
+    .optional()
+    .openapi({
+      description: 'The addresses and CIDR ranges its requests may come from (token exchange and every Interface A request); [] allows any',
+      example: ['203.0.113.7', '198.51.100.0/24', '2001:db8::/32'],
+    }),
 });
 
 /** C25/C26: a new key pair's mode and scope. */
@@ -58,9 +73,15 @@ export const AccountKey = z
 
 export const KeyRevoked = z.object({ public_key: z.string(), revoked_at: z.string() }).openapi('KeyRevoked');
 
-export const AccountPrices = z
-  .object({ id: z.number().int(), price_tier_id: z.number().int().nullable(), currency: z.string(), currency_symbol: z.string() })
-  .openapi('AccountPrices');
+export const AccountSettings = z
+  .object({
+    id: z.number().int(),
+    price_tier_id: z.number().int().nullable(),
+    currency: z.string(),
+    currency_symbol: z.string(),
+    allowed_ips: z.array(z.string()),
+  })
+  .openapi('AccountSettings');
 
 export const AdjustBalanceBody = z.object({
   amount: moneyAmount(true).refine((v) => !/^-?0+(\.0+)?$/.test(v), { error: 'must not be zero.' }),

@@ -5,7 +5,7 @@ import type { Config } from '../../core/env.js';
 import { AppError, notFound, validationError } from '../../core/errors.js';
 import { isoMicros } from '../../lib/time.js';
 import { MAX_MONEY, moneyNumber, moneyText, toCents } from '../../lib/money.js';
-import { adjustBalance, createAccount, type AccountCredentials } from '../accounts/service.js';
+import { adjustBalance, createAccount, setAllowedIps, type AccountCredentials } from '../accounts/service.js';
 import { changeAccountPrices, currencyOf, unknownCurrency } from '../prices/service.js';
 import { createKey, listKeys, revokeKey } from '../accounts/keys.js';
 import type { KeyMode, KeyScope } from '../../db/schema.js';
@@ -35,17 +35,26 @@ export async function openAccount(db: Db, config: Config, input: NewOperatorAcco
 }
 
 /**
- * C24: an account's price tier and currency. Every process forgets the tokens it has checked, which carry both, so the
- * account's next request anywhere is priced the new way.
+ * C24: an account's price tier and currency; C26: its address allow-list; all or nothing. Every process forgets the
+ * tokens it has checked, which carry them, so the account's next request anywhere is priced and checked the new way.
  */
 export async function changeAccount(
   { db, config, tokenCache }: Pick<Services, 'db' | 'config' | 'tokenCache'>,
   accountId: number,
-  input: { price_tier_id?: number | null; currency?: string },
+  input: { price_tier_id?: number | null; currency?: string; allowed_ips?: string[] },
 ) {
-  const changed = await changeAccountPrices(db, config, accountId, { priceTierId: input.price_tier_id, currency: input.currency });
+  const changed = await db.transaction(async (tx) => {
+    const prices = await changeAccountPrices(tx, config, accountId, { priceTierId: input.price_tier_id, currency: input.currency });
+    return { ...prices, allowedIps: await setAllowedIps(tx, accountId, input.allowed_ips) };
+  });
   await tokenCache.invalidate();
-  return { id: accountId, price_tier_id: changed.priceTierId, currency: changed.currency, currency_symbol: changed.currencySymbol };
+  return {
+    id: accountId,
+    price_tier_id: changed.priceTierId,
+    currency: changed.currency,
+    currency_symbol: changed.currencySymbol,
+    allowed_ips: changed.allowedIps,
+  };
 }
 
 /** Credits (amount > 0) or debits an account through the ledger; the balance never goes below zero. */

@@ -1,7 +1,8 @@
 import { createMiddleware } from 'hono/factory';
 import type { AppEnv } from '../../http/context.js';
 import { TOKEN } from '../../http/contract.js';
-import { AppError } from '../../core/errors.js';
+import { AppError, addressNotAllowed } from '../../core/errors.js';
+import { clientIp } from '../../http/client-ip.js';
 import type { Services } from '../../runtime/services.js';
 import { sha256 } from '../../lib/crypto.js';
 import { consumeAll, type Limiter } from '../../lib/rate-limit.js';
@@ -40,6 +41,10 @@ export const requireToken = createMiddleware<AppEnv>(async (c, next) => {
   const { db, tokenCache } = c.get('services');
   const found = signedInAccount(token ? await tokenCache.get(tokenKey(token), () => accountForToken(db, token)) : null);
   if (!found) throw new AppError('unauthenticated');
+  if (found.allowList) {
+    const address = clientIp(c);
+    if (!found.allowList.allows(address)) throw addressNotAllowed(address);
+  }
   if (found.scope === 'read' && !READS.has(c.req.method)) throw new AppError('read_only_key');
   c.set('account', callerOf(found));
   const limiter = accountLimiter(c.get('services'));
@@ -52,13 +57,15 @@ export const requireToken = createMiddleware<AppEnv>(async (c, next) => {
 
 /**
  * What requireToken would let through, decided without waiting: the account of a token the process cache already
- * holds and that has not expired, when no per-account request limit applies. Null: only requireToken can tell.
+ * holds and that has not expired, from an address its allow-list holds, when no per-account request limit applies.
+ * Null: only requireToken can tell (and it answers a refusal in its envelope).
  */
-export function knownSignedInAccount(services: Services, authorization: string | undefined): Caller | null {
+export function knownSignedInAccount(services: Services, authorization: string | undefined, address: () => string): Caller | null {
   const token = bearerToken(authorization);
   if (!token || accountLimiter(services)) return null;
   const found = signedInAccount(services.tokenCache.peek<TokenAccount>(tokenKey(token)));
-  return found && callerOf(found);
+  if (!found || (found.allowList && !found.allowList.allows(address()))) return null;
+  return callerOf(found);
 }
 
 const accountLimiters = new WeakMap<Services, Limiter | null>();

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { AppError } from '../../core/errors.js';
+import { AppError, addressNotAllowed } from '../../core/errors.js';
 import { clientIp } from '../../http/client-ip.js';
 import { contractRouter, endpoint } from '../../http/contract.js';
 import { requiredText } from '../../http/validation.js';
@@ -45,7 +45,7 @@ export function authRoutes(services: Services) {
       headers: keyPairHeaders,
       ok: Token,
       envelope: 'whole',
-      errors: [401, 422, 429],
+      errors: [401, 403, 422, 429],
     }),
     async (c) => {
       const { PublicKey: publicKey, SecretKey: secretKey } = c.req.valid('header');
@@ -59,7 +59,9 @@ export function authRoutes(services: Services) {
       if (wait > 0) throw new AppError('rate_limited', undefined, { 'Retry-After': String(wait) });
 
       const { db, config } = c.get('services');
-      const issued = await exchangeKeyPair(db, publicKey, secretKey, config.TOKEN_TTL_SECONDS);
+      const issued = await exchangeKeyPair(db, publicKey, secretKey, config.TOKEN_TTL_SECONDS, address);
+      // The right pair from an address the account does not allow is not a guess: it counts against nobody.
+      if ('refused' in issued && issued.refused === 'address') throw addressNotAllowed(issued.address);
       if ('refused' in issued) {
         await consumeAll([issued.refused === 'wrong_secret' ? withThisKey : guessingKeys]);
         throw new AppError('invalid_credentials');

@@ -3,19 +3,24 @@ import type { Db } from '../../db/client.js';
 import { accountKeys, accounts, authTokens, type KeyScope } from '../../db/schema.js';
 import { matchesDigest, randomSecret, sha256 } from '../../lib/crypto.js';
 import type { Caller } from '../../core/caller.js';
+import { compileAllowList, type AllowList } from '../../lib/allow-list.js';
 
 /** What an exchange found: a token, a wrong secret for a key that exists, or no such (live) key. */
-export type Exchange = { token: string; expiresAt: string } | { refused: 'wrong_secret' | 'unknown_key' };
+export type Exchange =
+  | { token: string; expiresAt: string }
+  | { refused: 'wrong_secret' | 'unknown_key' }
+  /** The right pair from an address the account's allow-list does not hold (C26): no token, and no failure. */
+  | { refused: 'address'; address: string };
 
 /**
  * C3: exchanges a key pair (one of the account's keys not revoked, C25) for an opaque token (32 random bytes) stored
  * only as its SHA-256 digest, of the key's mode and scope. The answer to a refusal never says which it was; the caller
  * counts the two apart (a public key is public: failures with it must not lock its owner out).
  */
-export async function exchangeKeyPair(db: Db, publicKey: string, secretKey: string, ttlSeconds: number): Promise<Exchange> {
+export async function exchangeKeyPair(db: Db, publicKey: string, secretKey: string, ttlSeconds: number, address: string): Promise<Exchange> {
   // An account opened by a process of the previous release (a rolling restart) has its pair only in `accounts`: it
   // becomes the account's first key on its first exchange.
-  const [key] = await db.execute<{ id: number; account_id: number; secret_key_hash: Buffer; revoked: boolean }>(sql`
+  const [key] = await db.execute<{ id: number; account_id: number; secret_key_hash: Buffer; revoked: boolean; allowed_ips: string[] }>(sql`
     with found as (
       select id, account_id, secret_key_hash, revoked_at is not null as revoked from ${accountKeys} where public_key = ${publicKey}
     ), legacy as (
@@ -23,11 +28,13 @@ export async function exchangeKeyPair(db: Db, publicKey: string, secretKey: stri
       select a.id, a.public_key, a.secret_key_hash from ${accounts} a where a.public_key = ${publicKey} and not exists (select 1 from found)
       on conflict (public_key) do nothing
       returning id, account_id, secret_key_hash, false as revoked
-    )
-    select * from found union all select * from legacy`);
+    ), key as (select * from found union all select * from legacy)
+    select key.*, a.allowed_ips from key join ${accounts} a on a.id = key.account_id`);
   // Compare against a dummy digest for unknown keys so both paths cost the same.
   const digest = key?.secret_key_hash ?? sha256(`unknown:${publicKey}`);
   if (!matchesDigest(secretKey, digest) || !key || key.revoked) return { refused: key ? 'wrong_secret' : 'unknown_key' };
+  const allowList = compileAllowList(key.allowed_ips);
+  if (allowList && !allowList.allows(address)) return { refused: 'address', address };
 
   const token = randomSecret(32);
   const [row] = await db
@@ -47,10 +54,11 @@ export async function exchangeKeyPair(db: Db, publicKey: string, secretKey: stri
 }
 
 /**
- * The account behind a live (unexpired, unrevoked) token of a key not revoked, with the key's scope; null otherwise.
+ * The account behind a live (unexpired, unrevoked) token of a key not revoked, with the key's scope and the account's
+ * compiled address allow-list (kept with the token in the process cache, C26); null otherwise.
  * A token issued before keys were kept apart is one of the account's first key: live and full.
  */
-export async function accountForToken(db: Db, token: string): Promise<(Caller & { expiresAt: string }) | null> {
+export async function accountForToken(db: Db, token: string): Promise<(Caller & { expiresAt: string; allowList: AllowList | null }) | null> {
   const [row] = await db
     .select({
       id: accounts.id,
@@ -58,6 +66,7 @@ export async function accountForToken(db: Db, token: string): Promise<(Caller & 
       currencySymbol: accounts.currencySymbol,
       priceTierId: accounts.priceTierId,
       scope: sql<KeyScope>`coalesce(${accountKeys.scope}, 'full')`,
+      allowedIps: accounts.allowedIps,
       expiresAt: authTokens.expiresAt,
     })
     .from(authTokens)
@@ -67,5 +76,7 @@ export async function accountForToken(db: Db, token: string): Promise<(Caller & 
       and(eq(authTokens.tokenHash, sha256(token)), gt(authTokens.expiresAt, sql`now()`), isNull(authTokens.revokedAt), isNull(accountKeys.revokedAt)),
     )
     .limit(1);
-  return row ?? null;
+  if (!row) return null;
+  const { allowedIps, ...caller } = row;
+  return { ...caller, allowList: compileAllowList(allowedIps) };
 }

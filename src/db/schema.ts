@@ -51,6 +51,8 @@ export type OrderField = {
   field_note: string;
   field_type: 'text' | 'select';
   option?: Record<string, string>;
+  /** Text fields: a regular expression the whole value must match (C27), e.g. `[0-9]{6,12}` for a player id. */
+  pattern?: string;
 };
 
 /**

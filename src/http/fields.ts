@@ -80,3 +80,10 @@ export const listOf = <T extends z.ZodType>(name: string, item: T, { max, distin
     },
     z.array(item, { error: 'must be a list.' }).max(max, { error: `must not have more than ${max} items.` }),
   );
+
+/** A yes/no field: JSON's true and false, or a form's "true"/"false"/"1"/"0". */
+export const flagField = () =>
+  z.preprocess(
+    (value) => ({ true: true, '1': true, false: false, '0': false })[String(value) as 'true'] ?? value,
+    z.boolean({ error: 'must be true or false.' }),
+  );

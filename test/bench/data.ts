@@ -14,8 +14,10 @@ import {
   priceTiers,
   topUpServices,
   topUps,
+  type KeyScope,
   type OrderField,
 } from '../../src/db/schema.js';
+import { createKey } from '../../src/modules/accounts/keys.js';
 import { createAccount, type AccountCredentials } from '../../src/modules/accounts/service.js';
 import { sealCode } from '../../src/modules/inventory/codes.js';
 
@@ -153,28 +155,42 @@ export async function loadCatalog(db: Db, size: { topUps: number; cards: number;
   };
 }
 
-/** Accounts through the product's own createAccount (hashed keys, ledger-backed opening balance). */
-/** Accounts with OPENING_BALANCE each; `priced` puts them in another currency or on a price tier (C24). */
+/**
+ * Accounts through the product's own createAccount (hashed keys, ledger-backed opening balance), with OPENING_BALANCE
+ * each; `settings` puts them in another currency or on a price tier (C24), or gives them an address allow-list (C26).
+ */
 export async function createAccounts(
   db: Db,
   count: number,
   label: string,
-  priced: { currency?: { code: string; symbol: string }; priceTierId?: number } = {},
+  settings: { currency?: { code: string; symbol: string }; priceTierId?: number; allowedIps?: string[] } = {},
 ): Promise<AccountCredentials[]> {
   const accounts = await inBatches(count, 16, (i) =>
     createAccount(db, {
       firstname: 'Bench',
       lastname: `${label} ${i}`,
       username: `bench_${label}_${i}`,
-      currency: priced.currency?.code ?? 'USD',
-      currencySymbol: priced.currency?.symbol ?? '$',
+      currency: settings.currency?.code ?? 'USD',
+      currencySymbol: settings.currency?.symbol ?? '$',
       balance: OPENING_BALANCE,
     }),
   );
-  if (priced.priceTierId !== undefined) {
-    await db.execute(dsql`update accounts set price_tier_id = ${priced.priceTierId} where id = any(${dsql.param(accounts.map((a) => a.id))}::int[])`);
+  const ids = () => dsql.param(accounts.map((a) => a.id));
+  if (settings.priceTierId !== undefined) {
+    await db.execute(dsql`update accounts set price_tier_id = ${settings.priceTierId} where id = any(${ids()}::int[])`);
+  }
+  if (settings.allowedIps !== undefined) {
+    await db.execute(dsql`update accounts set allowed_ips = ${dsql.param(settings.allowedIps)}::text[] where id = any(${ids()}::int[])`);
   }
   return accounts;
+}
+
+/** A second key pair of `scope` for each account (C25/C26), through the product's own createKey. */
+export async function createKeys(db: Db, accounts: AccountCredentials[], scope: KeyScope): Promise<KeyPair[]> {
+  return inBatches(accounts.length, 16, async (i) => {
+    const key = await createKey(db, accounts[i]!.id, { mode: 'live', scope });
+    return { publicKey: key.public_key, secretKey: key.secret_key };
+  });
 }
 
 /**
@@ -283,8 +299,11 @@ async function createCodePool(tx: postgres.TransactionSql, key: Buffer, label: s
   await tx`insert into code_pool ${tx(rows, 'n', 'enc')}`;
 }
 
+/** What the token endpoint exchanges: an account's first key pair or one made by createKeys. */
+export type KeyPair = Pick<AccountCredentials, 'publicKey' | 'secretKey'>;
+
 /** Bearer tokens through the public token endpoint. */
-export async function issueTokens(baseUrl: string, accounts: AccountCredentials[]): Promise<string[]> {
+export async function issueTokens(baseUrl: string, accounts: KeyPair[]): Promise<string[]> {
   return inBatches(accounts.length, 16, async (i) => {
     const res = await fetch(`${baseUrl}/api/generate/authorization-token`, {
       method: 'POST',

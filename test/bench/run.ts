@@ -8,17 +8,18 @@ import { writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import type autocannon from 'autocannon';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { connectDatabase, type Database } from '../../src/db/client.js';
 import { loadConfig } from '../../src/core/env.js';
 import { QUEUE_NAMES } from '../../src/queues/index.js';
 import { bareHonoCeiling, bullmqCeiling, rawTxCeiling, removeRawTxRows, sameBytesCeiling } from './ceilings.js';
-import { createAccounts, dropDatabase, issueTokens, loadCatalog, loadCodes, loadOrderHistory, loadPrices, loadReviews, registerEndpoints, resetDatabase } from './data.js';
+import { createAccounts, createKeys, dropDatabase, issueTokens, loadCatalog, loadCodes, loadOrderHistory, loadPrices, loadReviews, registerEndpoints, resetDatabase } from './data.js';
 import { startCountingReceiver } from './receiver.js';
 import { freePort, sleep, spawnTs, waitForHttp, type Child, type SpawnOptions } from '../helpers/processes.js';
 import { loadVolume, timerPlans } from './plans.js';
-import { Report } from './report.js';
+import { Report, TURN_READS } from './report.js';
 import { cardOrders, drainBacklog, endToEnd, measureHttp, measureHttpAcross, measureInTurns, readBodies, readPaths, reads, topUpOrders, waitForCardOrders, type Target } from './scenarios.js';
 
 const SIZES = {
@@ -28,6 +29,11 @@ const SIZES = {
 /** Orders and deliveries for `--plans` (C23: the timers' plans at the volume of years of operation). */
 const PLAN_VOLUME = 10_000_000;
 const CATALOG = { topUps: 20, cards: 20, servicesPerProduct: 5 };
+/**
+ * C26: the allow-list of the access rows' accounts: ranges and addresses of both families, the load generator's own
+ * address among them (it connects to the service on 127.0.0.1, and TRUST_PROXY is off: the socket's peer is checked).
+ */
+const ALLOWED_IPS = ['203.0.113.0/24', '2001:db8::/32', '198.51.100.7', '127.0.0.1'];
 const PREFIX = 'bench';
 const RESULTS = fileURLToPath(new URL('./results/latest.json', import.meta.url));
 const PLANS_RESULTS = fileURLToPath(new URL('./results/latest-plans.txt', import.meta.url));
@@ -137,9 +143,11 @@ async function loadData({ db, sql }: Database) {
   const { euro, tierId } = await loadPrices(db, catalog);
   const inEuro = await createAccounts(db, size.accounts, 'euro', { currency: euro });
   const tiered = await createAccounts(db, size.accounts, 'tiered', { priceTierId: tierId });
+  const allowListed = await createAccounts(db, size.accounts, 'listed', { allowedIps: ALLOWED_IPS });
+  const readKeys = await createKeys(db, allowListed, 'read');
   await loadReviews(db, many.slice(0, 5).map((a) => a.id));
   await loadCodes(sql, key, size.codesPerService, 'stock');
-  return { catalog, many, hot: hot!, history: history!, inEuro, tiered };
+  return { catalog, many, hot: hot!, history: history!, inEuro, tiered, allowListed, readKeys };
 }
 
 async function measureCeilings(report: Report, { sql }: Database, { catalog, many, hot }: Data): Promise<void> {
@@ -161,7 +169,7 @@ async function measureCeilings(report: Report, { sql }: Database, { catalog, man
  * started next. Answers the tokens it issued.
  */
 async function measureApiAlone(report: Report, sql: Database['sql'], data: Data, { withReads }: { withReads: boolean }): Promise<string[]> {
-  const { catalog, many, inEuro } = data;
+  const { catalog, many, inEuro, allowListed } = data;
   step('the API alone (RUN_WORKERS=false, no worker process): placement' + (withReads ? ' and reads' : ''));
   const api = await start('src/main.ts', { RUN_WORKERS: 'false' });
   const target: Target = {
@@ -176,9 +184,12 @@ async function measureApiAlone(report: Report, sql: Database['sql'], data: Data,
   report.add('placement.card.api-only', await measureHttp(target, cardOrders(catalog, tokens)), 'ceiling.raw-tx.many-accounts');
   // C24: the same orders from accounts in EUR, every price converted at an 8-decimal rate, in turns with the plain
   // accounts' (a single run of each drifted by ±25% between runs on this box).
-  const [plain, converted] = await measureInTurns(target, cardOrders(catalog, tokens), cardOrders(catalog, await issueTokens(target.baseUrl, inEuro)));
-  report.add('prices.placement.card.plain', plain, 'ceiling.raw-tx.many-accounts');
-  report.add('prices.placement.card.converted', converted, 'prices.placement.card.plain');
+  const converted = cardOrders(catalog, await issueTokens(target.baseUrl, inEuro));
+  await compareInTurns(report, target, 'ceiling.raw-tx.many-accounts', ['prices.placement.card.plain', cardOrders(catalog, tokens)], ['prices.placement.card.converted', converted]);
+  // C26: the same orders from accounts whose address allow-list holds the load generator's address, checked on every
+  // request, in turns with those of accounts without a list.
+  const listed = cardOrders(catalog, await issueTokens(target.baseUrl, allowListed));
+  await compareInTurns(report, target, 'ceiling.raw-tx.many-accounts', ['access.placement.card.open', cardOrders(catalog, tokens)], ['access.placement.card.allow-listed', listed]);
   if (withReads) await measureReads(report, target, data, tokens);
   // Autocannon abandons its last in-flight requests: let the process finish them before SIGTERM.
   await sleep(1000);
@@ -211,22 +222,40 @@ async function measureDrain(report: Report, sql: Database['sql']): Promise<void>
 }
 
 /** Each read against a bare node:http server sending the same bytes for the same paths. */
-async function measureReads(report: Report, target: Target, { catalog, tiered: tieredAccounts }: Data, tokens: string[]): Promise<void> {
+async function measureReads(report: Report, target: Target, { catalog, tiered: tieredAccounts, readKeys }: Data, tokens: string[]): Promise<void> {
   const read = reads(catalog, tokens);
   // C24: the catalog's cached reads as accounts on a price tier see them (one variant per tier), each right after the
   // same read by the plain accounts.
   const tiered = reads(catalog, await issueTokens(target.baseUrl, tieredAccounts));
+  // C26: the same reads with tokens of read-scope keys of accounts with an allow-list, in turns with full keys' tokens
+  // of accounts without one.
+  const readScope = reads(catalog, await issueTokens(target.baseUrl, readKeys));
   const paths = readPaths(catalog);
   for (const name of ['top-up-list', 'top-up-details', 'card-services', 'card-orders'] as const) {
     const bodies = await readBodies(target.baseUrl, paths[name], tokens[0]!);
     report.add(`ceiling.same-bytes.${name}`, await sameBytesCeiling(bodies, size.seconds, size.warmup));
     report.add(`read.${name}`, await measureHttp(target, read[name]), `ceiling.same-bytes.${name}`);
-    if (name === 'top-up-list' || name === 'card-services') {
-      const [plain, tieredRead] = await measureInTurns(target, read[name], tiered[name]);
-      report.add(`prices.read.${name}.plain`, plain, `read.${name}`);
-      report.add(`prices.read.${name}.tiered`, tieredRead, `prices.read.${name}.plain`);
+    if ((TURN_READS as readonly string[]).includes(name)) {
+      await compareInTurns(report, target, `read.${name}`, [`prices.read.${name}.plain`, read[name]], [`prices.read.${name}.tiered`, tiered[name]]);
+      await compareInTurns(report, target, `read.${name}`, [`access.read.${name}.full`, read[name]], [`access.read.${name}.read-scope`, readScope[name]]);
     }
   }
+}
+
+/**
+ * Two loads measured in turns (measureInTurns, A, B, B, A): the first row against `ceiling`, the second against the
+ * first.
+ */
+async function compareInTurns(
+  report: Report,
+  target: Target,
+  ceiling: string,
+  [baseName, base]: [string, () => autocannon.Request],
+  [name, load]: [string, () => autocannon.Request],
+): Promise<void> {
+  const [baseFigures, figures] = await measureInTurns(target, base, load);
+  report.add(baseName, baseFigures, ceiling);
+  report.add(name, figures, baseName);
 }
 
 async function measureService(report: Report, { sql }: Database, data: Data): Promise<void> {

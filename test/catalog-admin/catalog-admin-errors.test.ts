@@ -74,7 +74,7 @@ describe('validation (422, one message per field, nothing written)', () => {
     ]);
     for (const taken of ['serviceId', 'max_price']) {
       await refused(entry({ field_value: 'Zone', field_name: taken, field_type: 'text' }), 422, [
-        'The order information.1.field name field must not be topUpId, serviceId or max_price.',
+        'The order information.1.field name field must not be topUpId, serviceId, max_price or check_player.',
       ]);
     }
     await refused(entry({ field_value: 'Zone', field_name: 'zone', field_type: 'radio' }), 422, ['The order information.1.field type field must be text or select.']);

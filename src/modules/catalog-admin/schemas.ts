@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { adminMoney, listOf, moneyAmount } from '../../http/fields.js';
 import { id, keyOf, MAX_ID, optionalText, positiveInt, requiredText, text } from '../../http/validation.js';
-import { isBlank } from '../../lib/text.js';
+import { isBlank, isFieldPattern } from '../../lib/text.js';
 import { CardService } from '../catalog/schemas.js';
 
 /**
@@ -42,7 +42,7 @@ export const CategoryPatch = CategoryBody.partial();
 // ───────────────────────────── products ─────────────────────────────
 
 /** Names the top-up order body uses itself: an order field cannot take them. */
-const ORDER_BODY_FIELDS = ['topUpId', 'serviceId', 'max_price'];
+const ORDER_BODY_FIELDS = ['topUpId', 'serviceId', 'max_price', 'check_player'];
 
 const OrderFieldInput = z
   .object({
@@ -55,11 +55,16 @@ const OrderFieldInput = z
     field_note: text(255).default(''),
     field_type: z.enum(['text', 'select'], { error: 'must be text or select.' }),
     option: map(requiredText(255)).optional().openapi({ description: 'select only: option value → label' }),
+    pattern: text(200)
+      .refine(isFieldPattern, { error: 'must be a valid regular expression.' })
+      .optional()
+      .openapi({ description: 'text only: a regular expression the whole value must match, e.g. `[0-9]{6,12}` (C27)', example: '[0-9]{6,12}' }),
   })
   .superRefine((field, ctx) => {
     const options = Object.keys(field.option ?? {}).length;
     if (field.field_type === 'select' && options === 0) ctx.addIssue({ code: 'custom', path: ['option'], message: 'is required for a select field.' });
     if (field.field_type === 'text' && field.option !== undefined) ctx.addIssue({ code: 'custom', path: ['option'], message: 'is only for select fields.' });
+    if (field.field_type === 'select' && field.pattern !== undefined) ctx.addIssue({ code: 'custom', path: ['pattern'], message: 'is only for text fields.' });
   });
 
 const productFields = {

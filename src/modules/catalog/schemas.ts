@@ -112,6 +112,7 @@ const OrderField = z.object({
   field_note: z.string(),
   field_type: z.enum(['text', 'select']),
   option: z.record(z.string(), z.string()).optional(),
+  pattern: z.string().optional().openapi({ description: 'A regular expression the whole value must match (C27)' }),
 });
 
 const topUpFields = {

@@ -36,7 +36,7 @@ import { statusObserver, type StatusObserver } from '../order-state/events.js';
 import type { OrderStatus } from '../order-state/state.js';
 import type { SupplierOrder } from '../suppliers/adapters/types.js';
 import type { Circuits, GuardedOutcome } from '../suppliers/circuits.js';
-import { connectionOf, PROVIDER_COLUMNS, providerRows, type ProviderRow } from '../suppliers/connections.js';
+import { connectionOf, isAvailable, providerRows, routesOf, type ProviderRow } from '../suppliers/connections.js';
 import { renderDestination } from '../suppliers/destination.js';
 
 export type SupplierRouting = {
@@ -80,8 +80,6 @@ type Attempt = {
   age_ms: number;
 };
 
-type Route = ProviderRow & { product_code: string; cost: string | null; destination: string | null; circuit_open: boolean };
-
 async function readOrder(db: Db, orderId: number): Promise<RoutedOrder | null> {
   const [order] = await db.execute<RoutedOrder>(sql`
     select o.id::float8 as id, o.utr, o.status, o.awaiting_operator_since is not null as with_operator, o.routing_step,
@@ -98,22 +96,6 @@ const attemptsOf = (db: Db, orderId: number) =>
            a.status_queries, coalesce(a.timeout_ms, p.timeout_ms) as timeout_ms, extract(epoch from now() - a.created_at)::float8 * 1000 as age_ms
     from provider_attempts a join providers p on p.id = a.provider_id
     where a.order_id = ${orderId} order by a.id`);
-
-/**
- * The routes of a service in priority order; a service without routes has the TOPUP_PROVIDER=http provider as its one
- * route (its product code the service's id), while that provider is active.
- */
-const routesOf = (db: Db, topUpServiceId: number) =>
-  db.execute<Route>(sql`
-    select ${PROVIDER_COLUMNS}, r.product_code, r.cost, r.destination, coalesce(p.circuit_open_until > now(), false) as circuit_open, r.position
-    from top_up_routes r join providers p on p.id = r.provider_id
-    where r.top_up_service_id = ${topUpServiceId}
-    union all
-    select ${PROVIDER_COLUMNS}, ${String(topUpServiceId)}, null, null, coalesce(p.circuit_open_until > now(), false), 0
-    from providers p
-    where p.from_environment and p.status = 'active'
-      and not exists (select 1 from top_up_routes r where r.top_up_service_id = ${topUpServiceId})
-    order by position`);
 
 /**
  * Moves a top-up order one step on, as the job of its routing step `step` (0: its fulfilment job). Idempotent; safe to
@@ -152,7 +134,7 @@ export async function advanceTopUpOrder(deps: RoutingDeps, orderId: number, step
     const routes = [...(await routesOf(db, order.top_up_service_id))];
     const tried = new Set(attempts.map((attempt) => attempt.provider_id));
     const untried = routes.filter((route) => !tried.has(route.id));
-    const next = untried.find((route) => route.status === 'active' && !route.circuit_open);
+    const next = untried.find(isAvailable);
     if (!next) {
       if (untried.length === 0 && attempts.length > 0) {
         await refundOrder(db, order.utr, 'No provider could deliver this top-up.', observe);

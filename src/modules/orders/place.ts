@@ -1,5 +1,6 @@
 import type { Db } from '../../db/client.js';
-import type { ProductKind } from '../../db/schema.js';
+import type { OrderFieldValue, ProductKind } from '../../db/schema.js';
+import type { PlayerCheck } from '../suppliers/players.js';
 import { validationError } from '../../core/errors.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Metrics } from '../../lib/metrics.js';
@@ -15,6 +16,8 @@ export type PlacementDeps = {
   logger: Logger;
   metrics: Pick<Metrics, 'orderPlaced'>;
   enqueue: (order: { orderId: number; utr: string }) => Promise<unknown>;
+  /** Asks the service's provider about the player (C27), for a top-up order placed with `check_player`. */
+  lookUpPlayer: (topUpServiceId: number, fields: OrderFieldValue[]) => Promise<PlayerCheck>;
 };
 
 /** A new order (not an idempotent replay): counted, logged and handed to fulfilment. */
@@ -62,6 +65,10 @@ export async function placeCardOrder(
   return { utr: placed.utr };
 }
 
+/** The 422 of an order whose player the provider does not know, with the provider's reason when it gave one. */
+const playerRefusal = (reason: string | undefined) =>
+  `The player check found no player for these fields${reason ? `: ${reason.replace(/[.\s]+$/, '')}` : ''}.`;
+
 /** A6: a top-up order of the caller's, with its order-form values checked against the top-up (C4, C15). */
 export async function placeTopUpOrder(
   deps: PlacementDeps,
@@ -72,9 +79,15 @@ export async function placeTopUpOrder(
     fields: Record<string, unknown>;
     idempotencyKey: string | null;
     maxPrice: string | null;
+    /** C27: refuse (422) fields the player check calls invalid, before any money moves. */
+    checkPlayer: boolean;
   },
 ): Promise<{ utr: string }> {
   const { informations, fields } = await checkTopUpOrder(deps.db, input);
+  if (input.checkPlayer) {
+    const player = await deps.lookUpPlayer(input.serviceId, fields);
+    if (!player.valid) throw validationError([playerRefusal(player.reason)]);
+  }
   const placed = await placeOrder(deps.db, {
     accountId: input.accountId,
     kind: 'top_up',

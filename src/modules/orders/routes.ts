@@ -12,10 +12,14 @@ import { signedIn } from '../auth/middleware.js';
 import { openCode } from '../inventory/codes.js';
 import { findOrder, listOrders } from './listing.js';
 import { placeCardOrder, placeTopUpOrder, type PlacementDeps } from './place.js';
+import { checkPlayer, type PlayerCheckDeps } from './player-check.js';
+import { lookUpPlayer } from '../suppliers/players.js';
 import { presentCardOrder, presentTopUpOrder } from './presenters.js';
 import {
   AnyOrder,
   cardOrderBody,
+  checkPlayerBody,
+  PlayerCheckAnswer,
   CardOrderPage,
   idempotencyHeader,
   orderDetailsQuery,
@@ -30,7 +34,19 @@ import { notFound } from '../../core/errors.js';
 const placement = (c: Context<AppEnv>): PlacementDeps => {
   const { db, metrics, queues } = c.get('services');
   const enqueue = enqueueFulfilment(queues);
-  return { db, logger: requestLogger(c), metrics, enqueue: (order) => enqueue({ ...order, requestId: c.get('requestId') }) };
+  return {
+    db,
+    logger: requestLogger(c),
+    metrics,
+    enqueue: (order) => enqueue({ ...order, requestId: c.get('requestId') }),
+    lookUpPlayer: (serviceId, fields) => lookUpPlayer(playerLookup(c), serviceId, fields),
+  };
+};
+
+/** The player check's reads (C27): the catalog, the providers' credentials, their answers kept in Redis. */
+const playerLookup = (c: Context<AppEnv>): PlayerCheckDeps => {
+  const { db, redis, config } = c.get('services');
+  return { db, redis, codeKey: config.codeEncryptionKey, cachePrefix: config.BULLMQ_PREFIX };
 };
 
 const ORDER_LISTS = {
@@ -64,8 +80,26 @@ export function orderRoutes() {
         fields: body,
         idempotencyKey: c.req.valid('header')['Idempotency-Key'] ?? null,
         maxPrice: body.max_price ?? null,
+        checkPlayer: body.check_player ?? false,
       });
       return c.json({ status: 'success' as const, message: `Order placed successfully. Your order number is ${utr}.` }, 200);
+    },
+  );
+
+  router.openapi(
+    endpoint({
+      method: 'post',
+      path: '/top-up/check-player',
+      summary: "Check a top-up's order fields, and the player with the service's provider, before ordering",
+      tag,
+      guard: signedIn,
+      body: checkPlayerBody,
+      ok: PlayerCheckAnswer,
+    }),
+    async (c) => {
+      const body = validBody(c, (target) => c.req.valid(target));
+      const answer = await checkPlayer(playerLookup(c), { topUpId: body.topUpId, serviceId: body.serviceId, fields: body });
+      return c.json({ status: 'success' as const, message: answer }, 200);
     },
   );
 

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { EXAMPLE_CURRENCY, EXAMPLE_TIMESTAMP, exampleAsset, examplePage } from '../../http/examples.js';
-import { maxPriceField } from '../../http/fields.js';
+import { flagField, maxPriceField } from '../../http/fields.js';
 import { pageSchema } from '../../http/pagination.js';
 import { aliased, id, pageQuery, positiveCount, REQUIRED, requiredText } from '../../http/validation.js';
 import { fromCents, moneyNumber } from '../../lib/money.js';
@@ -39,7 +39,14 @@ const orderPrice = (lines: Array<{ cents: number }>) => moneyNumber(fromCents(li
 
 /** A6 body: the ids, plus one field per `order_information` entry of the top-up (checked against the catalog). */
 export const topUpOrderBody = z
-  .looseObject({ topUpId: id(), serviceId: id(), max_price: maxPriceField })
+  .looseObject({
+    topUpId: id(),
+    serviceId: id(),
+    max_price: maxPriceField,
+    check_player: flagField()
+      .optional()
+      .openapi({ type: 'boolean', description: 'Refuse (422) fields the player check (`POST /api/top-up/check-player`) calls invalid, before any money moves (C27)' }),
+  })
   .openapi({
     description: 'Plus one text field per `order_information` entry of the top-up, named by its `field_name`.',
     example: { topUpId: 1, serviceId: pubgCampaignService, ...pubgOrderFields },
@@ -198,3 +205,20 @@ export const PlacedCardOrder = z.object({ utr: z.string().openapi({ example: EXA
 
 /** C18: the entry of the order lists, of whichever kind the order is. */
 export const AnyOrder = z.union([TopUpOrder, CardOrder]).openapi('Order');
+
+/** C27: the top-up and service, and the order fields, as make-order takes them. */
+export const checkPlayerBody = z
+  .looseObject({ topUpId: id(), serviceId: id() })
+  .openapi({
+    description: 'Plus one field per `order_information` entry of the top-up, named by its `field_name`, as in make-order.',
+    example: { topUpId: 1, serviceId: pubgCampaignService, ...pubgOrderFields },
+  });
+
+export const PlayerCheckAnswer = z
+  .object({
+    valid: z.boolean(),
+    nickname: z.string().optional().openapi({ description: "The player's name, as the provider knows it" }),
+    reason: z.string().optional().openapi({ description: 'Why the provider calls the fields invalid' }),
+    checked_by: z.enum(['provider', 'form']).openapi({ description: '`form`: no provider could look the player up, only the order form was checked' }),
+  })
+  .openapi('PlayerCheck', { example: { valid: true, nickname: 'Sniper_77', checked_by: 'provider' } });

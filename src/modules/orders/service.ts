@@ -5,7 +5,7 @@ import { retryingConflicts } from '../../db/conflicts.js';
 import { ACTIVE, liveProduct, names, PRODUCT_KINDS } from '../../db/kinds.js';
 import { idempotencyKeys, topUpServices, topUps, type OrderField, type OrderFieldValue, type ProductKind } from '../../db/schema.js';
 import { AppError, validationError } from '../../core/errors.js';
-import { isBlank, isStorableText, NOT_STORABLE } from '../../lib/text.js';
+import { isBlank, isStorableText, matchesFieldPattern, NOT_STORABLE } from '../../lib/text.js';
 import { sha256 } from '../../lib/crypto.js';
 import { moneyText } from '../../lib/money.js';
 import { applicableMembership } from '../campaigns/rule.js';
@@ -63,6 +63,8 @@ export async function checkTopUpOrder(db: Db, input: TopUpOrderRequest) {
       messages.push(`The selected ${field.field_value} is invalid.`);
     } else if (value.length > 255) {
       messages.push(`The ${field.field_value} field must not be greater than 255 characters.`);
+    } else if (field.pattern !== undefined && !matchesFieldPattern(field.pattern, value.trim())) {
+      messages.push(`The ${field.field_value} field format is invalid.`);
     } else {
       informations[field.field_value] = value.trim();
       fields.push({ name: field.field_name, label: field.field_value, type: field.field_type, value: value.trim() });

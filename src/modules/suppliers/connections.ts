@@ -36,3 +36,25 @@ export const connectionOf = (provider: ProviderRow, codeKey: Buffer): SupplierAd
     baseUrl: provider.base_url,
     credentials: unsealCredentials(codeKey, provider.credentials_sealed),
   });
+
+/** A route of a top-up service: its provider, the provider's code for the product, its cost and destination template. */
+export type Route = ProviderRow & { product_code: string; cost: string | null; destination: string | null; circuit_open: boolean };
+
+/**
+ * The routes of a service in priority order; a service without routes has the TOPUP_PROVIDER=http provider as its one
+ * route (its product code the service's id), while that provider is active.
+ */
+export const routesOf = (db: DbOrTx, topUpServiceId: number) =>
+  db.execute<Route>(sql`
+    select ${PROVIDER_COLUMNS}, r.product_code, r.cost, r.destination, coalesce(p.circuit_open_until > now(), false) as circuit_open, r.position
+    from top_up_routes r join providers p on p.id = r.provider_id
+    where r.top_up_service_id = ${topUpServiceId}
+    union all
+    select ${PROVIDER_COLUMNS}, ${String(topUpServiceId)}, null, null, coalesce(p.circuit_open_until > now(), false), 0
+    from providers p
+    where p.from_environment and p.status = 'active'
+      and not exists (select 1 from top_up_routes r where r.top_up_service_id = ${topUpServiceId})
+    order by position`);
+
+/** A route new orders may go to: its provider active and its circuit closed. */
+export const isAvailable = (route: Route) => route.status === 'active' && !route.circuit_open;

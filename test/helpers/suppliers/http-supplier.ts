@@ -18,6 +18,9 @@ import { signHttpBody, verifyHttpSignature } from '../../../src/modules/supplier
  * - `slow`: delivers on receipt, answers `slowMs` later.
  * - `down`: destroys every connection before reading it: nothing recorded.
  *
+ * Player checks (C27) answer `{valid: true, nickname}` for a first field value in `players`, `{valid: false, reason}`
+ * otherwise, `playerCheckDelayMs` after they arrive.
+ *
  * Status queries answer the reference's status, or `404 {"status":"not_found"}` for a reference it never received;
  * with `statusMode: 'html404'` (a proxy's page, a moved URL) every status query gets an HTML 404 instead.
  *
@@ -39,6 +42,8 @@ export type ModeSettings = {
   slowMs: number;
   refuseStatus: 409 | 422;
   refuseReason: string;
+  /** How long a player check (C27) waits before it answers. */
+  playerCheckDelayMs: number;
 };
 
 /** The global settings, and per product_code overrides of any of them. Change either at run time. */
@@ -90,6 +95,7 @@ const DEFAULTS: ModeSettings = {
   slowMs: 1_000,
   refuseStatus: 422,
   refuseReason: 'product out of stock',
+  playerCheckDelayMs: 0,
 };
 
 export async function startHttpSupplier(options: HttpSupplierOptions) {
@@ -104,6 +110,9 @@ export async function startHttpSupplier(options: HttpSupplierOptions) {
   const priceUnits = toUnits(options.price ?? '0');
   let received = 0;
   let statusQueries = 0;
+  let playerChecks = 0;
+  const playerCheckBodies: Array<{ productCode: string; fields: Record<string, string> }> = [];
+  const players = new Map<string, string>();
   let sequence = 0;
   let closed = false;
   const timers = new Set<NodeJS.Timeout>();
@@ -243,6 +252,16 @@ export async function startHttpSupplier(options: HttpSupplierOptions) {
       if (settingsFor(entry?.productCode ?? '').statusMode === 'html404') return answerHtml(res, 404, '<html><body><h1>404 Not Found</h1></body></html>');
       return entry ? answer(res, 200, statusBody(entry)) : answer(res, 404, { status: 'not_found' });
     }
+    if (req.method === 'POST' && path === '/players/check') {
+      playerChecks += 1;
+      if (!signed) return answer(res, 401, { error: 'bad signature' });
+      const { product_code: productCode, fields } = JSON.parse(raw) as { product_code: string; fields: Record<string, string> };
+      playerCheckBodies.push({ productCode, fields });
+      const id = Object.values(fields)[0] ?? '';
+      const nickname = players.get(id);
+      const body = nickname === undefined ? { valid: false, reason: 'No player with this id.' } : { valid: true, nickname };
+      return schedule(behaviour.playerCheckDelayMs, () => answer(res, 200, body));
+    }
     if (req.method === 'GET' && path === '/balance') {
       if (!signed) return answer(res, 401, { error: 'bad signature' });
       return answer(res, 200, { balance: fromUnits(balanceUnits, places) });
@@ -278,6 +297,13 @@ export async function startHttpSupplier(options: HttpSupplierOptions) {
     get received() {
       return received;
     },
+    /** The players it knows (C27): the first order field's value → nickname. */
+    players,
+    /** The player checks it received (signed or not), and what the signed ones asked. */
+    get playerChecks() {
+      return playerChecks;
+    },
+    playerCheckBodies,
     /** Status queries it received. */
     get statusQueries() {
       return statusQueries;

@@ -1,12 +1,13 @@
 import { timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { hmacSha256 } from '../../../lib/crypto.js';
-import type { AdapterFactory, CallbackReport, CredentialFields, SupplierOrder, SupplierOutcome } from './types.js';
+import type { AdapterFactory, CallbackReport, CredentialFields, PlayerAnswer, SupplierOrder, SupplierOutcome } from './types.js';
 
 /**
  * `kind: "http"`, the store's own supplier protocol (DESIGN C22):
  * - `POST {base_url}/orders` `{reference, product_code, fields, quantity}`, `Idempotency-Key: reference`;
  * - `GET {base_url}/orders/{reference}`, `GET {base_url}/balance`;
+ * - `POST {base_url}/players/check` `{product_code, fields}` → 200 `{valid, nickname?, reason?}` (C27);
  * - callbacks POSTed by the supplier with the status body and `reference`.
  * Every request and callback carries `X-Timestamp: <unix seconds>` and
  * `X-Signature: sha256=<hex HMAC-SHA256(secret, "<X-Timestamp>.<raw body>")>` (the body empty for a GET): the
@@ -63,6 +64,12 @@ type StatusBody = z.infer<typeof statusBody>;
 
 const callbackBody = statusBody.extend({ reference: z.string().min(1).max(200) });
 
+const playerBody = z.object({
+  valid: z.boolean(),
+  nickname: z.string().max(100).optional().catch(undefined),
+  reason: z.string().max(200).optional().catch(undefined),
+});
+
 const balanceBody = z.object({ balance: z.string().regex(/^-?\d{1,18}(\.\d{1,8})?$/) });
 
 const NEVER_RECEIVED = 'never received by the provider';
@@ -91,6 +98,9 @@ function describeError(err: unknown): string {
 }
 
 type Answer = { status: number; json: unknown };
+
+/** The form's labels and values, in the form's order: how every request of the protocol names the buyer's fields. */
+const labelled = (fields: SupplierOrder['fields']) => Object.fromEntries(fields.map((field) => [field.label, field.value]));
 
 export const httpAdapter: AdapterFactory = (provider) => {
   const base = provider.baseUrl.replace(/\/+$/, '');
@@ -130,8 +140,7 @@ export const httpAdapter: AdapterFactory = (provider) => {
         const body = JSON.stringify({
           reference: order.reference,
           product_code: order.productCode,
-          // The form's labels and values, in the form's order.
-          fields: Object.fromEntries(order.fields.map((field) => [field.label, field.value])),
+          fields: labelled(order.fields),
           ...(order.destination === null ? {} : { destination: order.destination }),
           quantity: order.quantity,
         });
@@ -178,6 +187,20 @@ export const httpAdapter: AdapterFactory = (provider) => {
       const parsed = callbackBody.safeParse(json);
       if (!parsed.success) return null;
       return { reference: parsed.data.reference, outcome: outcomeOf(parsed.data) };
+    },
+
+    checkPlayer: async (query, signal): Promise<PlayerAnswer | null> => {
+      if (!usable) return null;
+      const body = JSON.stringify({
+        product_code: query.productCode,
+        fields: labelled(query.fields),
+        ...(query.destination === null ? {} : { destination: query.destination }),
+      });
+      const answer = await request('POST', '/players/check', body, signal, { 'Content-Type': 'application/json' }).catch(() => null);
+      const parsed = playerBody.safeParse(answer?.json);
+      if (answer?.status !== 200 || !parsed.success) return null;
+      const { valid, nickname, reason } = parsed.data;
+      return { valid, ...(nickname ? { nickname } : {}), ...(reason ? { reason } : {}) };
     },
 
     balance: async (signal: AbortSignal) => {

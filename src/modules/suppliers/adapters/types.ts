@@ -45,6 +45,12 @@ export type CallbackReport = { reference: string; outcome: SupplierOutcome };
 /** The raw request of a callback, as received (the body's exact bytes, for the signature). */
 export type CallbackRequest = { headers: Headers; body: string };
 
+/** Who a top-up would go to, asked before an order is placed (C27): the route's product code and the buyer's fields. */
+export type PlayerQuery = { productCode: string; fields: OrderFieldValue[]; destination: string | null };
+
+/** What a provider says of a player: whether the fields name one, and its nickname or why not. */
+export type PlayerAnswer = { valid: boolean; nickname?: string; reason?: string };
+
 export type SupplierAdapter = {
   /** Sends the order. Never throws: a network error or a timeout (`signal`) is the `unknown` outcome. */
   send: (order: SupplierOrder, signal: AbortSignal) => Promise<SupplierOutcome>;
@@ -55,6 +61,11 @@ export type SupplierAdapter = {
    * signature does not hold or the body is not the protocol's. A callback can only settle an order, never place one.
    */
   verifyCallback: (request: CallbackRequest) => CallbackReport | null;
+  /**
+   * Looks a player up (C27), where the protocol can; null when no answer could be read (a timeout, `signal`, included).
+   * Never throws, as `send`.
+   */
+  checkPlayer?: (query: PlayerQuery, signal: AbortSignal) => Promise<PlayerAnswer | null>;
   /** The store's balance with the supplier, as a decimal string; throws when it cannot be read. */
   balance?: (signal: AbortSignal) => Promise<string>;
 };

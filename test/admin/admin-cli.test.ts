@@ -44,10 +44,13 @@ describe('operator CLI', () => {
     expect(currencies.map((c) => c.code)).toEqual(['USD', 'CHF']);
 
     const created = json(await cli(['accounts:create', '--firstname', 'Swiss', '--lastname', 'Shop', '--currency', 'CHF']));
-    expect(json(await cli(['accounts:update', String(created.id), '--price-tier-id', String(tier.id)]))).toEqual({ id: created.id, price_tier_id: tier.id, currency: 'CHF', currency_symbol: 'Fr' });
+    expect(json(await cli(['accounts:update', String(created.id), '--price-tier-id', String(tier.id)]))).toEqual({ id: created.id, price_tier_id: tier.id, currency: 'CHF', currency_symbol: 'Fr', allowed_ips: [] });
     const listed = json(await cli(['store:price-tiers:list'])) as unknown as Array<{ id: number; accounts: number }>;
     expect(listed.find((t) => t.id === tier.id)!.accounts).toBe(1);
     expect(json(await cli(['accounts:update', String(created.id), '--price-tier-id', 'none', '--currency', 'USD']))).toMatchObject({ price_tier_id: null, currency: 'USD', currency_symbol: '$' });
+    // C26: the address allow-list, comma-separated; `none` allows any address again.
+    expect(json(await cli(['accounts:update', String(created.id), '--allowed-ips', '203.0.113.7, 198.51.100.0/24']))).toMatchObject({ allowed_ips: ['203.0.113.7', '198.51.100.0/24'] });
+    expect(json(await cli(['accounts:update', String(created.id), '--allowed-ips', 'none']))).toMatchObject({ allowed_ips: [] });
 
     const refused = await cli(['store:currencies:set', 'USD', '--rate', '1', '--symbol', '$']);
     expect([refused.code, refused.stderr]).toEqual([1, 'The rate of USD, the store currency, is always 1.\n']);

@@ -8,6 +8,9 @@ import { adminOf, client, expectFailure, successMessage, tokenFor, type Json } f
 import { createCampaign, createCard, createOrder, createTopUp } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 import { watchWrites } from '../helpers/writes.js';
+import { sql } from 'drizzle-orm';
+import { adjustBalance } from '../../src/modules/accounts/service.js';
+import { changeAccountPrices } from '../../src/modules/prices/service.js';
 
 let app: TestApp;
 let writes: () => Promise<number>;
@@ -115,7 +118,7 @@ describe('price tiers', () => {
     const card = await createCard(app.services.db, { services: [{ price: '8.00' }] });
     const { api, id } = await account();
     for (let i = 0; i < 2; i++) expect((await cardServices(api, card.id))[0]!.price).toBe(8);
-    expect(await ok(admin('PATCH', `/accounts/${id}`, { price_tier_id: tier.id }))).toEqual({ id, price_tier_id: tier.id, currency: 'USD', currency_symbol: '$' });
+    expect(await ok(admin('PATCH', `/accounts/${id}`, { price_tier_id: tier.id }))).toEqual({ id, price_tier_id: tier.id, currency: 'USD', currency_symbol: '$', allowed_ips: [] });
     expect((await cardServices(api, card.id))[0]!.price).toBe(6);
     await ok(admin('PATCH', `/price-tiers/${tier.id}`, { percent_off: '12.5' }));
     expect((await cardServices(api, card.id))[0]!.price).toBe(7);
@@ -207,7 +210,7 @@ describe('account currencies', () => {
     await ok(admin('POST', `/orders/${utr}/refund`, { reason: 'test' }));
     await ok(admin('POST', `/accounts/${id}/balance`, { amount: '-4.00', reason: 'paid out' }));
 
-    expect(await ok(admin('PATCH', `/accounts/${id}`, { currency: 'EUR' }))).toEqual({ id, price_tier_id: null, currency: 'EUR', currency_symbol: '€' });
+    expect(await ok(admin('PATCH', `/accounts/${id}`, { currency: 'EUR' }))).toEqual({ id, price_tier_id: null, currency: 'EUR', currency_symbol: '€', allowed_ips: [] });
     const statement = (await ok(api.get('/api/account/statement'))).data as Json[];
     expect(statement.map((e) => e.currency)).toEqual(['USD', 'USD', 'USD', 'USD']);
     await ok(admin('POST', `/accounts/${id}/balance`, { amount: '10.00', reason: 'top up' }));
@@ -253,6 +256,36 @@ describe('account currencies', () => {
       expect.objectContaining({ currency: 'USD', orders: 1, sales: '10.00', cost: '6.00', margin: '4.00' }),
     ]);
     expect(report.services.find((s: Json) => s.currency === 'USD' && s.top_up_service_id === serviceId)).not.toHaveProperty('rate');
+  });
+
+  it('an order priced before its account changed currency is priced again in the new one, never debited in the old', async () => {
+    const card = await createCard(app.services.db, { services: [{ price: '10.00' }] });
+    const shop = await account({ balance: '100.00' });
+    // The operator's change holds the account row from before the order's statement reads it (USD, 100.00) until the
+    // account is emptied, moved to EUR and credited: the statement's debit waits for it, then finds the new row.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    const operator = app.services.db.transaction(async (tx) => {
+      await tx.execute(sql`select id from accounts where id = ${shop.id} for no key update`);
+      locked();
+      await held;
+      await adjustBalance(tx, shop.id, '-100.00', 'adjustment', 'paid out before the currency change');
+      await changeAccountPrices(tx, app.services.config, shop.id, { currency: 'EUR' });
+      await adjustBalance(tx, shop.id, '20.00', 'deposit', 'deposit in EUR');
+    });
+    await isLocked;
+    const placing = shop.api.postJson('/api/card/make-order', { service_ids: [card.services[0]!.id], quantities: [1] });
+    await expect
+      .poll(async () => (await app.services.sql`select 1 from pg_stat_activity where wait_event_type = 'Lock' and query like '%jsonb_to_recordset%'`).length)
+      .toBe(1);
+    release();
+    await operator;
+    const utr = (await ok(placing)).utr as string;
+    const order = await row('orders', { utr });
+    expect([order.total, order.currency, order.rate]).toEqual(['9.20', 'EUR', '0.92000000']);
+    expect((await row('accounts', { id: shop.id })).balance).toBe('10.80');
   });
 });
 

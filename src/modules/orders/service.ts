@@ -210,8 +210,11 @@ function placementStatement(kind: ProductKind) {
       cross join lateral (select ${unitPriceSql('g.price', 'g.discount', 'g.discount_type')} as unit) x
       left join alloc a on a.id = r.service_id
     ), debit as (
-      -- order_price_guard aborts the whole statement when the total is above the buyer's max_price (migration 0008).
-      update accounts a set balance = a.balance - order_price_guard(t.amount, ${slot('maxPrice')}::numeric, acct.currency), updated_at = now(),
+      -- order_price_guard aborts the whole statement when the total is above the buyer's max_price (migration 0008);
+      -- order_currency_guard when the account changed currency since the snapshot priced the order (migration 0013).
+      update accounts a
+         set balance = a.balance - order_currency_guard(order_price_guard(t.amount, ${slot('maxPrice')}::numeric, acct.currency), a.currency, acct.currency),
+             updated_at = now(),
              ${sql.identifier(t.orderCount)} = a.${sql.identifier(t.orderCount)} + 1
       from (select sum(line_total) as amount from priced) t, acct
       where a.id = ${slot('accountId')}::int and exists (select 1 from go)

@@ -158,7 +158,9 @@ export async function changeAccountPrices(
       .select({ balance: accounts.balance, currency: accounts.currency, currencySymbol: accounts.currencySymbol, priceTierId: accounts.priceTierId })
       .from(accounts)
       .where(eq(accounts.id, accountId))
-      .for('update');
+      // NO KEY UPDATE, like every write of a balance: it does not wait on the foreign-key checks of rows of the
+      // account's being written (an order's Idempotency-Key, its ledger entry).
+      .for('no key update');
     if (!account) throw notFound('account', 'id', accountId);
     const messages: string[] = [];
     if (input.priceTierId != null) {

@@ -157,7 +157,7 @@ export function createApp(services: Services) {
     envelope: 'whole',
     guard: { security: [{ metricsToken: [] }] },
   });
-  const exposition = z.string().openapi({ example: 'orders_placed_total{kind="card"} 42' });
+  const exposition = z.string().openapi({ example: 'orders_placed_total{kind="card",mode="live"} 42' });
   // Without METRICS_TOKEN there is no /metrics at all (C16): 404 whatever the method, as for any unknown path.
   if (services.config.METRICS_TOKEN) {
     app.openapi(

@@ -1,6 +1,6 @@
 import type { Services } from '../src/runtime/services.js';
 import { until } from '../src/lib/deadline.js';
-import { advanceTopUpOrder, batchedFulfilment, FULFILMENT_JOBS, restockCardService, type SupplierRouting } from '../src/modules/fulfilment/index.js';
+import { advanceOrder, batchedFulfilment, FULFILMENT_JOBS, restockCardService, type SupplierRouting } from '../src/modules/fulfilment/index.js';
 import { statusObserver } from '../src/modules/order-state/index.js';
 import { syncEnvironmentProvider } from '../src/modules/providers/index.js';
 import { createCircuits } from '../src/modules/suppliers/index.js';
@@ -57,7 +57,7 @@ export async function startWorkers(services: Services, options: WorkerOptions = 
     startQueueWorker(services, QUEUE_NAMES.restock, RestockJob, (job, { logger }) =>
       restockCardService(services.db, job.cardServiceId, statusObserver({ logger, metrics: services.metrics })),
     ),
-    startQueueWorker(services, QUEUE_NAMES.routing, RoutingJob, (job, { logger }) => advanceTopUpOrder({ ...fulfilment, logger }, job.orderId, job.step)),
+    startQueueWorker(services, QUEUE_NAMES.routing, RoutingJob, (job, { logger }) => advanceOrder({ ...fulfilment, logger }, job.orderId, job.step)),
     // Deliveries wait on the network, not on the database: more of them at once than other jobs.
     startQueueWorker(services, QUEUE_NAMES.webhooks, WebhookJob, (job) => attemptDelivery(delivery, job.deliveryId), 32),
   ];

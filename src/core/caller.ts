@@ -9,4 +9,6 @@ export type Caller = {
   priceTierId: number | null;
   /** The scope of the key its token was exchanged for (C26): `read` may only read. */
   scope: 'full' | 'read';
+  /** False for a token of a test key (C25): its orders, balance, statement and webhooks are the test ones. */
+  livemode: boolean;
 };

@@ -7,10 +7,13 @@ import type { WebhookEventType } from './schema.js';
  * per endpoint that wants them; the relay in the worker processes hands due deliveries to the queue.
  */
 
-/** The live endpoints of `accountId` that want events of `type` (both SQL expressions). */
-export const wantingEndpoints = (accountId: SQL, type: SQL) => sql`
+/**
+ * The enabled endpoints of `accountId` that want events of `type`, of the mode of the order (`livemode`, C25: a test
+ * order's events go only to endpoints registered with a test token, a live order's never to those). SQL expressions.
+ */
+export const wantingEndpoints = (accountId: SQL, type: SQL, livemode: SQL) => sql`
   select id from webhook_endpoints
-  where account_id = ${accountId} and enabled and deleted_at is null and (events is null or ${type} = any(events))`;
+  where account_id = ${accountId} and livemode = ${livemode} and enabled and deleted_at is null and (events is null or ${type} = any(events))`;
 
 /** An operator event (stock.low): delivered to ADMIN_WEBHOOK_URL. */
 export async function recordOperatorEvent(db: DbOrTx, type: WebhookEventType, data: Record<string, unknown>): Promise<void> {

@@ -105,6 +105,8 @@ export const accounts = pgTable(
     cardOrderCount: integer('card_order_count').notNull().default(0),
     /** C24: the account's price tier (its prices), none for the catalog price. */
     priceTierId: integer('price_tier_id').references((): AnyPgColumn => priceTiers.id),
+    /** C25: the balance test-mode orders are paid from; none until the account's first test token (then 1,000.00). */
+    testBalance: money('test_balance'),
     /** C26: the addresses and CIDR ranges its requests may come from; empty allows any. */
     allowedIps: text('allowed_ips').array().notNull().default(sql`'{}'::text[]`),
     createdAt: createdAt(),
@@ -118,6 +120,7 @@ export const accounts = pgTable(
     index('accounts_price_tier_idx').on(t.priceTierId).where(sql`${t.priceTierId} is not null`),
     index('accounts_currency_idx').on(t.currency),
     check('accounts_balance_non_negative', sql`${t.balance} >= 0`),
+    check('accounts_test_balance_non_negative', sql`${t.testBalance} >= 0`),
   ],
 );
 
@@ -247,10 +250,12 @@ export const balanceLedger = pgTable(
     currency: varchar('currency', { length: 3 }),
     orderId: bigint('order_id', { mode: 'number' }).references(() => orders.id),
     reason: text('reason'),
+    /** C25: false for the test balance's entries (test orders, an operator setting it): the statement of test tokens. */
+    livemode: boolean('livemode').notNull().default(true),
     createdAt: createdAt(),
   },
   (t) => [
-    index('balance_ledger_account_idx').on(t.accountId, t.id),
+    index('balance_ledger_account_idx').on(t.accountId, t.livemode, t.id),
     // One debit and at most one refund per order, enforced by the database.
     uniqueIndex('balance_ledger_order_kind_uq')
       .on(t.orderId, t.kind)
@@ -560,6 +565,8 @@ export const orders = pgTable(
      * can tell a step whose job Redis lost.
      */
     routingStep: integer('routing_step').notNull().default(0),
+    /** C25: false for an order placed with a test key: seen only by test tokens, fulfilled by the test rules. */
+    livemode: boolean('livemode').notNull().default(true),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
     completedAt: ts('completed_at'),
@@ -567,7 +574,7 @@ export const orders = pgTable(
   (t) => [
     uniqueIndex('orders_utr_uq').on(t.utr),
     // NULLS FIRST is what a plain `ORDER BY … DESC` means, so the newest-first lists can walk this index.
-    index('orders_account_list_idx').on(t.accountId, t.kind, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
+    index('orders_account_list_idx').on(t.accountId, t.livemode, t.kind, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
     index('orders_status_idx').on(t.status, t.createdAt, t.id),
     // The reconciler's scan: accepted orders not yet moved on and not handed to an operator.
     index('orders_to_reconcile_idx')
@@ -630,7 +637,7 @@ export const idempotencyKeys = pgTable(
     accountId: integer('account_id')
       .notNull()
       .references(() => accounts.id),
-    key: varchar('key', { length: 255 }).notNull(),
+    key: varchar('key', { length: 260 }).notNull(),
     endpoint: varchar('endpoint', { length: 40 }).notNull(),
     requestDigest: bytea('request_digest').notNull(),
     responseStatus: smallint('response_status'),
@@ -740,6 +747,8 @@ export const webhookEndpoints = pgTable(
     /** The signing secret (`whsec_…`), AES-256-GCM sealed with the code key: it is needed in clear to sign. */
     secretSealed: bytea('secret_sealed').notNull(),
     enabled: boolean('enabled').notNull().default(true),
+    /** C25: false for an endpoint registered with a test token: it gets the events of test orders, and only those. */
+    livemode: boolean('livemode').notNull().default(true),
     /** Start of the current run of failed attempts; 5 days of it disable the endpoint. */
     failingSince: ts('failing_since'),
     disabledAt: ts('disabled_at'),

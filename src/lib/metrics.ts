@@ -39,8 +39,9 @@ export type Metrics = {
   addPeer: (read: () => Promise<ProcessSeries>) => void;
   /** `route` is the route's pattern (`/admin/orders/:utr/refund`), never a raw path. */
   requestServed: (request: { method: string; route: string; status: number }, seconds: number) => void;
-  orderPlaced: (kind: string) => void;
-  orderStatusChanged: (kind: string, status: string) => void;
+  /** `mode`: live, or test for an order of a test key (C25), so test orders never move a live series. */
+  orderPlaced: (kind: string, mode: string) => void;
+  orderStatusChanged: (kind: string, status: string, mode: string) => void;
   /** One run of a job, whatever its outcome. */
   jobRan: (queue: string, seconds: number) => void;
   /** One failed attempt of a job (a retried job counts each time). */
@@ -77,11 +78,11 @@ export function createMetrics(sources: ScrapeSources, { scrapeTimeoutMs = 2000 }
     labelNames: ['method', 'route', 'status'],
     registers,
   });
-  const placed = new Counter({ name: 'orders_placed_total', help: 'Orders accepted (an idempotent replay is not counted again)', labelNames: ['kind'], registers });
+  const placed = new Counter({ name: 'orders_placed_total', help: 'Orders accepted (an idempotent replay is not counted again)', labelNames: ['kind', 'mode'], registers });
   const changes = new Counter({
     name: 'order_status_changes_total',
     help: 'Order status changes, by the status moved to',
-    labelNames: ['kind', 'status'],
+    labelNames: ['kind', 'status', 'mode'],
     registers,
   });
   const jobDuration = new Histogram({ name: 'job_duration_seconds', help: 'Time a job run took', labelNames: ['queue'], buckets: JOB_BUCKETS, registers });
@@ -202,8 +203,8 @@ export function createMetrics(sources: ScrapeSources, { scrapeTimeoutMs = 2000 }
       requests.inc(labels);
       latency.observe(labels, seconds);
     },
-    orderPlaced: (kind) => placed.inc({ kind }),
-    orderStatusChanged: (kind, status) => changes.inc({ kind, status }),
+    orderPlaced: (kind, mode) => placed.inc({ kind, mode }),
+    orderStatusChanged: (kind, status, mode) => changes.inc({ kind, status, mode }),
     jobRan: (queue, seconds) => jobDuration.observe({ queue }, seconds),
     jobFailed: (queue) => jobFailures.inc({ queue }),
     webhookDelivered: (outcome) => webhooks.inc({ outcome }),

@@ -111,9 +111,9 @@ describe('npm start runs its workers in a child process', () => {
     const metrics = await scrape(baseUrl);
     // Recorded by the worker process, rendered by the API process.
     expect(metrics).toMatch(/^job_duration_seconds_count\{queue="order-fulfilment"\} 2$/m);
-    expect(metrics).toMatch(/^order_status_changes_total\{kind="card",status="completed"\} 2$/m);
+    expect(metrics).toMatch(/^order_status_changes_total\{kind="card",status="completed",mode="live"\} 2$/m);
     // Recorded by the API process itself; scrape-time series once, not once per process.
-    expect(metrics).toMatch(/^orders_placed_total\{kind="card"\} 2$/m);
+    expect(metrics).toMatch(/^orders_placed_total\{kind="card",mode="live"\} 2$/m);
     expect(metrics.match(/^# TYPE card_codes_available gauge$/gm)).toHaveLength(1);
     expect(metrics).toMatch(new RegExp(`^card_codes_available\\{card_service_id="${serviceId}"\\} \\d+$`, 'm'));
 

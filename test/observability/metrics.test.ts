@@ -82,11 +82,11 @@ describe('GET /metrics', () => {
     });
     const delta = (name: string, labels: Labels) => after.value(name, labels) - before.value(name, labels);
 
-    expect(delta('orders_placed_total', { kind: 'card' })).toBe(1);
-    expect(delta('orders_placed_total', { kind: 'top_up' })).toBe(1);
-    expect(delta('order_status_changes_total', { kind: 'card', status: 'completed' })).toBe(1);
-    expect(delta('order_status_changes_total', { kind: 'top_up', status: 'completed' })).toBe(1);
-    expect(delta('order_status_changes_total', { kind: 'card', status: 'stock_short' })).toBe(0);
+    expect(delta('orders_placed_total', { kind: 'card', mode: 'live' })).toBe(1);
+    expect(delta('orders_placed_total', { kind: 'top_up', mode: 'live' })).toBe(1);
+    expect(delta('order_status_changes_total', { kind: 'card', status: 'completed', mode: 'live' })).toBe(1);
+    expect(delta('order_status_changes_total', { kind: 'top_up', status: 'completed', mode: 'live' })).toBe(1);
+    expect(delta('order_status_changes_total', { kind: 'card', status: 'stock_short', mode: 'live' })).toBe(0);
 
     const placed = { method: 'POST', route: '/api/card/make-order', status: '200' };
     expect(delta('http_requests_total', placed)).toBe(1);

@@ -36,7 +36,7 @@ describe('metrics of a worker-only process (WORKER_METRICS_PORT)', () => {
       const body = await (await fetch(metricsUrl, scraper)).text();
       return /^job_duration_seconds_count\{queue="order-fulfilment"\} [1-9]/m.test(body) && body;
     });
-    expect(text).toMatch(/^order_status_changes_total\{kind="card",status="completed"\} 1$/m);
+    expect(text).toMatch(/^order_status_changes_total\{kind="card",status="completed",mode="live"\} 1$/m);
     expect(text).toContain('# TYPE queue_jobs gauge');
     // The API process moved nothing: its own counters say so.
     expect(await app.scrape()).not.toMatch(/^order_status_changes_total\{/m);

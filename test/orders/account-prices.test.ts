@@ -296,6 +296,15 @@ describe('refusals (nothing written)', () => {
     expect(await writes()).toBe(before);
   };
 
+  it('an order whose converted total is past what any balance can hold is a 409, not a failure of the server', async () => {
+    await ok(admin('PUT', '/currencies/LBP', { rate: '89500', symbol: 'L£' }));
+    const card = await createCard(app.services.db, { services: [{ price: '99999999.00' }] });
+    const shop = await account({ currency: 'LBP', balance: '999999999999.99' });
+    const before = await writes();
+    expect(await expectFailure(await shop.api.postJson('/api/card/make-order', { service_ids: [card.services[0]!.id], quantities: [2] }), 409)).toBe('Insufficient balance');
+    expect(await writes()).toBe(before);
+  });
+
   it('tiers: a percent off past 100, a name taken, an unknown service or tier', async () => {
     const tier = await newTier();
     await refused(admin('POST', '/price-tiers', { name: 'Too much', percent_off: '100.01' }), 422, ['The percent off field must not be greater than 100.']);

@@ -35,6 +35,6 @@ describe('the README examples', () => {
     expect(run.stdout).toMatch(/Your order number is T[0-9A-Z]+/);
     expect(run.stdout).toMatch(/"added":50,"skipped":0,"fulfilled_orders":\d+/);
     expect(run.stdout).toMatch(/"secret":"whsec_/);
-    expect(run.stdout).toMatch(/^orders_placed_total\{kind="card"\} \d+$/m);
+    expect(run.stdout).toMatch(/^orders_placed_total\{kind="card",mode="live"\} \d+$/m);
   });
 });

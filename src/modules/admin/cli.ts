@@ -6,8 +6,8 @@ import { completeTopUpOrder } from '../fulfilment/index.js';
 import { statusObserver } from '../order-state/events.js';
 import { codeLines } from '../inventory/code-lines.js';
 import { stockOf } from '../inventory/service.js';
-import { AccountPatch, AdjustBalanceBody, CompleteOrderBody, CreateAccountBody, ListOrdersQuery, NewKeyBody, RefundOrderBody } from './schemas.js';
-import { accountKeysOf, changeAccount, importCodes, issueKey, listOrders, moveBalance, openAccount, refundForOperator, restockHere, withdrawKey } from './service.js';
+import { AccountPatch, AdjustBalanceBody, CompleteOrderBody, CreateAccountBody, ListOrdersQuery, NewKeyBody, RefundOrderBody, TestBalanceBody } from './schemas.js';
+import { accountKeysOf, changeAccount, importCodes, issueKey, listOrders, moveBalance, openAccount, refundForOperator, restockHere, setTestBalance, withdrawKey } from './service.js';
 
 const CARD_SERVICE = { name: 'cardServiceId', description: 'id of the card service', kind: 'id' } as const;
 const UTR = { name: 'utr', description: 'order number' };
@@ -74,6 +74,12 @@ export const adminCommands: Record<string, CliCommand> = {
       return moveBalance(db, Number(id), amount, reason);
     },
   },
+  'accounts:test-balance': {
+    description: "Set an account's test balance, the one its test-mode orders are paid from",
+    args: [{ name: 'accountId', description: 'id of the account', kind: 'id' }],
+    options: [{ name: 'amount', value: '<amount>', description: 'e.g. 1000', required: true }],
+    run: async ({ db }, [id], options) => setTestBalance(db, Number(id), optionsInput(TestBalanceBody, options).amount),
+  },
   'codes:import': {
     description: 'Import card codes, one per line, then fulfil the waiting stock_short orders (all codes or none)',
     args: [CARD_SERVICE],
@@ -101,12 +107,13 @@ export const adminCommands: Record<string, CliCommand> = {
     description: 'Orders of all accounts, newest first',
     options: [
       { name: 'status', value: '<status>', description: 'initiate, completed, refund, stock_short or 0-3' },
+      { name: 'mode', value: '<live|test|all>', description: 'live orders (the default), test orders, or both' },
       ...pageOptions('orders', 10),
     ],
     run: async ({ db }, _args, options) => {
       const query = optionsInput(ListOrdersQuery, options);
       const page = pageRequest(query, 10);
-      const { data, total } = await listOrders(db, { status: query.status, ...page });
+      const { data, total } = await listOrders(db, { status: query.status, mode: query.mode, ...page });
       return { current_page: page.page, per_page: page.perPage, total, data };
     },
   },

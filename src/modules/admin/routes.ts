@@ -17,9 +17,9 @@ import { licenseAdminRoutes } from '../license/admin-routes.js';
 import { statusObserver } from '../order-state/events.js';
 import { queueDashboard } from './dashboard.js';
 import { requireAdmin } from '../../http/admin-guard.js';
-import { AccountKey, AccountPatch, AccountSettings, AdjustBalanceBody, AdminOrder, KeyParams, KeyRevoked, NewKey, NewKeyBody, Balance, CompleteOrderBody, CreateAccountBody, ImportCodesBody, ImportResult, ListOrdersQuery, NewAccount, OrderMoved, OrderRefunded, RefundOrderBody, Stock } from './schemas.js';
+import { AccountKey, AccountPatch, AccountSettings, TestBalance, TestBalanceBody, AdjustBalanceBody, AdminOrder, KeyParams, KeyRevoked, NewKey, NewKeyBody, Balance, CompleteOrderBody, CreateAccountBody, ImportCodesBody, ImportResult, ListOrdersQuery, NewAccount, OrderMoved, OrderRefunded, RefundOrderBody, Stock } from './schemas.js';
 import { UtrParam } from '../../http/fields.js';
-import { accountKeysOf, changeAccount, importCodes, issueKey, listOrders, moveBalance, openAccount, refundForOperator, restockHere, withdrawKey } from './service.js';
+import { accountKeysOf, changeAccount, importCodes, issueKey, listOrders, moveBalance, openAccount, refundForOperator, restockHere, setTestBalance, withdrawKey } from './service.js';
 
 /** Where the admin router is mounted by the app, plus the dashboard's own prefix. */
 const DASHBOARD_PATH = '/admin/queues';
@@ -114,6 +114,20 @@ export function adminRoutes(services: Services) {
     endpoint({
       ...common,
       method: 'post',
+      path: '/accounts/:id/test-balance',
+      summary: "Set an account's test balance, the one its test-mode orders are paid from (C25)",
+      params: idParam('account'),
+      jsonBody: TestBalanceBody,
+      ok: TestBalance,
+      errors: [404],
+    }),
+    async (c) => c.json({ status: 'success' as const, message: await setTestBalance(c.get('services').db, c.req.valid('param').id, c.req.valid('json').amount) }, 200),
+  );
+
+  router.openapi(
+    endpoint({
+      ...common,
+      method: 'post',
       path: '/card-services/:id/codes',
       summary: 'Import card codes, then fulfil the waiting stock_short orders',
       params: idParam('card service'),
@@ -149,7 +163,7 @@ export function adminRoutes(services: Services) {
     async (c) => {
       const query = c.req.valid('query');
       const page = pageRequest(query, 10);
-      const { data, total } = await listOrders(c.get('services').db, { status: query.status, ...page });
+      const { data, total } = await listOrders(c.get('services').db, { status: query.status, mode: query.mode, ...page });
       return c.json({ status: 'success' as const, message: pageObject(c, 'data', data, total, page) }, 200);
     },
   );

@@ -106,9 +106,18 @@ export const ListOrdersQuery = z.object({
       return status;
     })
     .optional(),
+  mode: z
+    .enum(['live', 'test', 'all'], { error: 'must be live, test or all.' })
+    .default('live')
+    .openapi({ description: 'C25: live orders (the default), test orders (of test keys), or both' }),
   page: pageQuery().optional(),
   per_page: pageQuery().optional(),
 });
+
+/** C25: what an operator sets an account's test balance to. */
+export const TestBalanceBody = z.object({ amount: moneyAmount(false) });
+
+export const TestBalance = z.object({ id: z.number().int(), test_balance: z.string() }).openapi('TestBalance');
 
 export const CompleteOrderBody = z.object({ note: requiredText(1000).optional() });
 
@@ -152,6 +161,7 @@ export const AdminOrder = z
     currency: z.string(),
     symbol: z.string(),
     rate: z.string().nullable().openapi({ description: 'C24: the rate the order was converted at; null in the store currency' }),
+    livemode: z.boolean().openapi({ description: 'C25: false for an order of a test key' }),
     informations: z.record(z.string(), z.string()).nullable(),
     note: z.string().nullable(),
     delivery: DeliveryStateSchema,

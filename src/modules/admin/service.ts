@@ -1,4 +1,4 @@
-import { count, desc, eq, inArray, sql } from 'drizzle-orm';
+import { and, count, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { orderLines, orders } from '../../db/schema.js';
 import type { Config } from '../../core/env.js';
@@ -94,7 +94,7 @@ export async function importCodes(
   return { added, skipped, fulfilled_orders: await restock(cardServiceId) };
 }
 
-export type OrderFilter = { status?: OrderStatus; page: number; perPage: number };
+export type OrderFilter = { status?: OrderStatus; mode?: 'live' | 'test' | 'all'; page: number; perPage: number };
 
 /** One order as operators see it: every account, prices and progress, never the card codes. */
 export type AdminOrder = {
@@ -110,6 +110,7 @@ export type AdminOrder = {
   symbol: string;
   /** C24: the rate the order was converted at; null in the store currency. */
   rate: string | null;
+  livemode: boolean;
   informations: Record<string, string> | null;
   note: string | null;
   /** Top-ups: where the delivery stands (order-state/delivery.ts), and since when the order waits for an operator (C8). */
@@ -130,8 +131,8 @@ export type AdminOrder = {
 };
 
 /** Orders of all accounts, newest first (C11), with their total count. */
-export async function listOrders(db: Db, { status, page, perPage }: OrderFilter): Promise<{ data: AdminOrder[]; total: number }> {
-  const where = status === undefined ? undefined : eq(orders.status, status);
+export async function listOrders(db: Db, { status, mode = 'live', page, perPage }: OrderFilter): Promise<{ data: AdminOrder[]; total: number }> {
+  const where = and(status === undefined ? undefined : eq(orders.status, status), mode === 'all' ? undefined : eq(orders.livemode, mode === 'live'));
   const [rows, [counted]] = await Promise.all([
     db
       .select()
@@ -166,6 +167,7 @@ export async function listOrders(db: Db, { status, page, perPage }: OrderFilter)
       currency: order.currency,
       symbol: order.currencySymbol,
       rate: order.rate,
+      livemode: order.livemode,
       informations: order.informations,
       note: order.note,
       delivery:
@@ -192,6 +194,27 @@ export async function listOrders(db: Db, { status, page, perPage }: OrderFilter)
   return { data, total: counted?.total ?? 0 };
 }
 
+/**
+ * C25: sets an account's test balance (the one its test orders are paid from), with a ledger entry of the test
+ * balance saying by how much it moved.
+ */
+export async function setTestBalance(db: Db, accountId: number, amount: string): Promise<{ id: number; test_balance: string }> {
+  const [row] = await db.execute<{ id: number; test_balance: string }>(sql`
+    with old as (select id, coalesce(test_balance, 0) as was from accounts where id = ${accountId} for no key update),
+    set as (
+      update accounts a set test_balance = ${amount}::numeric, updated_at = now() from old where a.id = old.id
+      returning a.id, a.test_balance, a.currency, old.was
+    ),
+    entry as (
+      insert into balance_ledger (account_id, amount, balance_after, kind, currency, reason, livemode)
+      select id, test_balance - was, test_balance, 'adjustment', currency, 'test balance set by an operator', false from set
+      where test_balance <> was
+    )
+    select id, test_balance::text from set`);
+  if (!row) throw notFound('account', 'id', accountId);
+  return { id: accountId, test_balance: moneyText(row.test_balance) };
+}
+
 /** Refunds a non-completed order (C8): a top-up only with no supplier attempt open (order-state/delivery.ts). */
 export async function refundForOperator(db: Db, utr: string, reason: string, observe: StatusObserver = unobserved) {
   const refunded = await refundOrder(db, utr, reason, observe);
@@ -200,11 +223,8 @@ export async function refundForOperator(db: Db, utr: string, reason: string, obs
 
 // ───────────────────────────── keys (C25, C26) ─────────────────────────────
 
-/** Issues a key pair. Test mode (C25) has no sandbox of its own yet, so a test key is refused rather than let act live. */
-export async function issueKey(db: Db, accountId: number, input: { mode: KeyMode; scope: KeyScope }) {
-  if (input.mode === 'test') throw validationError(['The mode test is not available yet.']);
-  return createKey(db, accountId, input);
-}
+/** Issues a key pair: live, or test (C25: its tokens act on the account's test balance, orders and webhooks). */
+export const issueKey = (db: Db, accountId: number, input: { mode: KeyMode; scope: KeyScope }) => createKey(db, accountId, input);
 
 export const accountKeysOf = async (db: Db, accountId: number) =>
   (await listKeys(db, accountId)).map((key) => ({

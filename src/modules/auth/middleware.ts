@@ -24,7 +24,14 @@ type TokenAccount = Awaited<ReturnType<typeof accountForToken>>;
 /** The token cache's key: the token's digest, never the token. */
 const tokenKey = (token: string) => sha256(token).toString('base64');
 
-const callerOf = ({ id, currency, currencySymbol, priceTierId, scope }: NonNullable<TokenAccount>): Caller => ({ id, currency, currencySymbol, priceTierId, scope });
+const callerOf = ({ id, currency, currencySymbol, priceTierId, scope, livemode }: NonNullable<TokenAccount>): Caller => ({
+  id,
+  currency,
+  currencySymbol,
+  priceTierId,
+  scope,
+  livemode,
+});
 
 /** What a read-scope token may do (C26): read. */
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);

@@ -1,9 +1,12 @@
 import { and, eq, gt, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { accountKeys, accounts, authTokens, type KeyScope } from '../../db/schema.js';
+import { accountKeys, accounts, authTokens, type KeyMode, type KeyScope } from '../../db/schema.js';
 import { matchesDigest, randomSecret, sha256 } from '../../lib/crypto.js';
 import type { Caller } from '../../core/caller.js';
 import { compileAllowList, type AllowList } from '../../lib/allow-list.js';
+
+/** What an account's test balance holds at its first test token (C25), in the account's currency. */
+export const TEST_BALANCE_OPENING = '1000.00';
 
 /** What an exchange found: a token, a wrong secret for a key that exists, or no such (live) key. */
 export type Exchange =
@@ -20,14 +23,14 @@ export type Exchange =
 export async function exchangeKeyPair(db: Db, publicKey: string, secretKey: string, ttlSeconds: number, address: string): Promise<Exchange> {
   // An account opened by a process of the previous release (a rolling restart) has its pair only in `accounts`: it
   // becomes the account's first key on its first exchange.
-  const [key] = await db.execute<{ id: number; account_id: number; secret_key_hash: Buffer; revoked: boolean; allowed_ips: string[] }>(sql`
+  const [key] = await db.execute<{ id: number; account_id: number; secret_key_hash: Buffer; revoked: boolean; mode: KeyMode; allowed_ips: string[] }>(sql`
     with found as (
-      select id, account_id, secret_key_hash, revoked_at is not null as revoked from ${accountKeys} where public_key = ${publicKey}
+      select id, account_id, secret_key_hash, revoked_at is not null as revoked, mode from ${accountKeys} where public_key = ${publicKey}
     ), legacy as (
       insert into ${accountKeys} (account_id, public_key, secret_key_hash)
       select a.id, a.public_key, a.secret_key_hash from ${accounts} a where a.public_key = ${publicKey} and not exists (select 1 from found)
       on conflict (public_key) do nothing
-      returning id, account_id, secret_key_hash, false as revoked
+      returning id, account_id, secret_key_hash, false as revoked, mode
     ), key as (select * from found union all select * from legacy)
     select key.*, a.allowed_ips from key join ${accounts} a on a.id = key.account_id`);
   // Compare against a dummy digest for unknown keys so both paths cost the same.
@@ -49,8 +52,24 @@ export async function exchangeKeyPair(db: Db, publicKey: string, secretKey: stri
   await Promise.all([
     db.update(accountKeys).set({ lastUsedAt: sql`now()` }).where(eq(accountKeys.id, key.id)),
     db.update(accounts).set({ lastSeenAt: sql`now()` }).where(eq(accounts.id, key.account_id)),
+    key.mode === 'test' ? openTestBalance(db, key.account_id) : null,
   ]);
   return { token, expiresAt: row!.expiresAt };
+}
+
+/**
+ * C25: the first test token of an account opens its test balance at TEST_BALANCE_OPENING, with the test statement's
+ * first entry; later ones find it open (the row lock makes two first tokens open it once).
+ */
+async function openTestBalance(db: Db, accountId: number): Promise<void> {
+  await db.execute(sql`
+    with opened as (
+      update ${accounts} set test_balance = ${TEST_BALANCE_OPENING}::numeric, updated_at = now()
+      where id = ${accountId} and test_balance is null
+      returning id, test_balance, currency
+    )
+    insert into balance_ledger (account_id, amount, balance_after, kind, currency, reason, livemode)
+    select id, test_balance, test_balance, 'deposit', currency, 'test balance opened', false from opened`);
 }
 
 /**
@@ -66,6 +85,7 @@ export async function accountForToken(db: Db, token: string): Promise<(Caller & 
       currencySymbol: accounts.currencySymbol,
       priceTierId: accounts.priceTierId,
       scope: sql<KeyScope>`coalesce(${accountKeys.scope}, 'full')`,
+      livemode: sql<boolean>`coalesce(${accountKeys.mode}, 'live') = 'live'`,
       allowedIps: accounts.allowedIps,
       expiresAt: authTokens.expiresAt,
     })

@@ -213,7 +213,7 @@ const RESTOCK_BATCH = 25;
  * stock runs out: each transaction takes the next RESTOCK_BATCH of them and fulfils them as one batch
  * (`fulfilCardOrdersIn`: the service's codes dealt oldest order first, under the service's assignment lock, so a
  * restock and the fulfilment of new orders never interleave). A restock holds one connection however many queue up.
- * `observe` hears of each batch's status changes once the batch has committed.
+ * Test orders (C25) are never served from stock: the test rules restock them. `observe` hears of each batch's status changes once the batch has committed.
  */
 export async function restockCardService(
   db: DbOrTx,
@@ -226,7 +226,7 @@ export async function restockCardService(
       // float8: raw SQL reads bigint as text; ids stay far below 2^53.
       const waiting = await tx.execute<{ id: number }>(sql`
         select o.id::float8 as id from ${orders} o
-        where o.status = ${ORDER_STATUS.stock_short}
+        where o.status = ${ORDER_STATUS.stock_short} and o.livemode
           and exists (select 1 from ${orderLines} l where l.order_id = o.id and l.card_service_id = ${cardServiceId} and l.codes_owed > 0)
         order by o.created_at, o.id
         limit ${RESTOCK_BATCH}`);
@@ -262,7 +262,7 @@ async function owesCodesOf(db: DbOrTx, orderIds: number[], cardServiceId: number
 export async function servicesReadyToRestock(db: DbOrTx): Promise<number[]> {
   const rows = await db.execute<{ card_service_id: number }>(sql`
     select distinct l.card_service_id from ${orderLines} l join ${orders} o on o.id = l.order_id
-    where l.codes_owed > 0 and o.status = ${ORDER_STATUS.stock_short}
+    where l.codes_owed > 0 and o.status = ${ORDER_STATUS.stock_short} and o.livemode
       and exists (select 1 from ${cardCodes} c where c.card_service_id = l.card_service_id and c.order_line_id is null)`);
   return rows.map((r) => r.card_service_id);
 }

@@ -8,6 +8,7 @@ import { statusObserver } from '../order-state/events.js';
 import { advanceTopUpOrder, type RoutingResult, type SupplierRouting } from './top-up-routing.js';
 import { batcher, type BatchOptions } from '../../lib/batch.js';
 import { fulfilCardOrder, fulfilCardOrdersIn, type CardFulfilment } from './cards.js';
+import { advanceTestOrder, type TestOutcome } from './test-mode.js';
 
 /** `logger`: the job's own (its lines carry the job and the request that placed the order). `suppliers`: the routing of top-ups (C22). */
 type FulfilmentDeps = { db: Db; logger: Logger; metrics: Pick<Metrics, 'orderStatusChanged'>; suppliers: SupplierRouting };
@@ -15,20 +16,30 @@ type FulfilmentDeps = { db: Db; logger: Logger; metrics: Pick<Metrics, 'orderSta
 export type FulfilmentResult =
   | { kind: 'card'; outcome: CardFulfilment }
   | { kind: 'top_up'; outcome: RoutingResult }
+  /** A test order (C25), moved on by the test rules. */
+  | { kind: 'test'; outcome: TestOutcome }
   /** No such order (its transaction never committed): nothing to do. */
   | { kind: 'missing' };
 
-/** A card order (or a missing one) in a transaction of its own; null for a top-up order, left untouched. */
+/** A live card order (or a missing one) in a transaction of its own; null for any other order, left untouched. */
 async function fulfilIfCard(deps: FulfilmentDeps, orderId: number): Promise<FulfilmentResult | null> {
-  const [order] = await deps.db.select({ kind: orders.kind }).from(orders).where(eq(orders.id, orderId));
+  const [order] = await deps.db.select({ kind: orders.kind, livemode: orders.livemode }).from(orders).where(eq(orders.id, orderId));
   if (!order) return { kind: 'missing' };
-  if (order.kind === 'card') return { kind: 'card', outcome: await fulfilCardOrder(deps.db, orderId, statusObserver(deps)) };
+  if (order.kind === 'card' && order.livemode) return { kind: 'card', outcome: await fulfilCardOrder(deps.db, orderId, statusObserver(deps)) };
   return null;
 }
 
-/** A top-up order goes to its providers (routing step 0). */
-async function fulfilTopUp(deps: FulfilmentDeps, orderId: number): Promise<FulfilmentResult> {
-  return { kind: 'top_up', outcome: await advanceTopUpOrder(deps, orderId, 0) };
+/**
+ * Moves an order on as the job of its routing step `step` (0: its fulfilment job): a live top-up goes to its
+ * providers, a test order (C25) to the test rules. Card orders' codes come from the batch (see batchedFulfilment).
+ */
+export async function advanceOrder(deps: FulfilmentDeps, orderId: number, step: number): Promise<FulfilmentResult> {
+  const [order] = await deps.db.select({ livemode: orders.livemode }).from(orders).where(eq(orders.id, orderId));
+  if (!order) return { kind: 'missing' };
+  if (order.livemode) return { kind: 'top_up', outcome: await advanceTopUpOrder(deps, orderId, step) };
+  const { db, suppliers } = deps;
+  const outcome = await advanceTestOrder({ db, codeKey: suppliers.codeKey, observe: statusObserver(deps), scheduleStep: suppliers.scheduleStep }, orderId, step);
+  return { kind: 'test', outcome };
 }
 
 /**
@@ -46,8 +57,10 @@ export const FULFILMENT_JOBS = FULFILMENT_BATCH.maxSize * (FULFILMENT_BATCH.inFl
 
 type BatchItem = { orderId: number; logger: Logger };
 
-/** The kind of each order of a batch, in one statement (ids that are not there are missing orders). */
-const kindsStatement = builtStatement<'ids', { id: number; kind: ProductKind }>((slot) => sql`select id::float8 as id, kind from ${orders} where id = any(${slot('ids')}::bigint[])`);
+/** The kind of each order of a batch, and whether it is live, in one statement (ids that are not there are missing orders). */
+const kindsStatement = builtStatement<'ids', { id: number; kind: ProductKind; livemode: boolean }>(
+  (slot) => sql`select id::float8 as id, kind, livemode from ${orders} where id = any(${slot('ids')}::bigint[])`,
+);
 
 /**
  * Moves orders on for a worker that runs many jobs at once (card orders take codes from inventory, top-up orders go to
@@ -56,7 +69,7 @@ const kindsStatement = builtStatement<'ids', { id: number; kind: ProductKind }>(
  * several orders; a lone order goes at once. The batch reads the kinds of its orders in one statement and fulfils
  * its card orders as `fulfilCardOrder` does (`fulfilCardOrdersIn`): the same SKIP LOCKED assignment, status move
  * and outbox event per order. Each job gets its own order's result, and its status change is reported on its own
- * logger once the batch has committed. Top-up orders leave the batch untouched and take their own path, each job
+ * logger once the batch has committed. Top-up orders and test orders (C25) leave the batch untouched and take their own path, each job
  * alone, at most `topUpsAtOnce` at a time. A batch transaction that fails commits nothing: its orders are then
  * fulfilled each in a transaction of its own, so a bad order fails its own job only (a batch of one fails its job at
  * once). `deps.logger` says when a batch fell back.
@@ -80,7 +93,7 @@ export function batchedFulfilment(
   }, batch);
   // Batches of one: at most `topUpsAtOnce` top-ups hold a connection (and wait on a provider) at a time.
   const topUps = batcher<BatchItem, FulfilmentResult>(
-    ([item]) => Promise.allSettled([fulfilTopUp({ ...deps, logger: item!.logger }, item!.orderId)]),
+    ([item]) => Promise.allSettled([advanceOrder({ ...deps, logger: item!.logger }, item!.orderId, 0)]),
     { maxSize: 1, inFlight: topUpsAtOnce },
   );
   return async (logger, orderId) => (await cards({ orderId, logger })) ?? (await topUps({ orderId, logger }));
@@ -89,7 +102,8 @@ export function batchedFulfilment(
 async function fulfilBatch(deps: FulfilmentDeps, items: BatchItem[]): Promise<PromiseSettledResult<FulfilmentResult | null>[]> {
   const { kinds, stepOf } = await deps.db.transaction(async (tx) => {
     const rows = await kindsStatement(tx, { ids: items.map((item) => item.orderId) });
-    const kinds = new Map(rows.map((row) => [row.id, row.kind]));
+    // A test card order (C25) leaves the batch like a top-up: the test rules move it, never the stock.
+    const kinds = new Map(rows.map((row) => [row.id, row.livemode ? row.kind : ('test' as const)]));
     // Lowest id first, so two batches lock their orders in the same order. A restock takes its orders oldest first
     // and may deadlock with a batch: PostgreSQL aborts one, and a batch that fails goes again order by order.
     const cardIds = [...new Set(items.map((item) => item.orderId).filter((id) => kinds.get(id) === 'card'))].sort((a, b) => a - b);

@@ -60,7 +60,7 @@ async function releaseCampaignUnits(tx: Tx, line: RefundLine, units: number, tod
 /**
  * Refunds a non-completed order (C8: initiate or stock_short → refund; a top-up only as its delivery allows, with no
  * supplier attempt open) in one transaction: credits
- * the undelivered value to the balance with an `order_refund` ledger row (at most one per order,
+ * the undelivered value to the balance it was paid from (a test order's: the test balance) with an `order_refund` ledger row (at most one per order,
  * enforced by a unique index), releases unsold campaign units and clears what is still owed.
  * `observe` hears of the status change once the transaction has committed.
  */
@@ -85,20 +85,23 @@ export async function refundOrder(
     for (const line of lines) {
       const back = undelivered(line, order.kind);
       cents += back.cents;
-      await releaseCampaignUnits(tx, line, back.campaignUnits, today);
+      // A test order reserved no campaign unit (C25): it has none to give back.
+      if (order.livemode) await releaseCampaignUnits(tx, line, back.campaignUnits, today);
     }
     if (order.kind !== 'card') cents = toCents(order.total);
     const amount = fromCents(Math.min(cents, toCents(order.total)));
 
     if (toCents(amount) > 0) {
+      // A test order's refund goes back to the test balance it was paid from (C25).
+      const balance = order.livemode ? sql`balance` : sql`test_balance`;
       await tx.execute(sql`
         with moved as (
-          update ${accounts} set balance = balance + ${amount}::numeric, updated_at = now()
+          update ${accounts} set ${balance} = ${balance} + ${amount}::numeric, updated_at = now()
           where id = ${order.account_id}
-          returning id, balance, currency
+          returning id, ${balance} as balance, currency
         )
-        insert into ${balanceLedger} (account_id, amount, balance_after, kind, currency, order_id, reason)
-        select id, ${amount}::numeric, balance, 'order_refund', currency, ${order.id}, ${reason} from moved`);
+        insert into ${balanceLedger} (account_id, amount, balance_after, kind, currency, order_id, reason, livemode)
+        select id, ${amount}::numeric, balance, 'order_refund', currency, ${order.id}, ${reason}, ${order.livemode} from moved`);
     }
     await tx.execute(sql`update ${orderLines} set codes_owed = 0 where order_id = ${order.id} and codes_owed > 0`);
     const moved = await transitionOrder(tx, order.id, ORDER_STATUS.refund, { refundedAmount: amount, note: reason });

@@ -134,6 +134,6 @@ export async function stockOf(
       (select count(*)::int from ${cardCodes}
         where card_service_id = ${cardServiceId} and order_line_id is null) as available,
       (select coalesce(sum(l.codes_owed), 0)::int from ${orderLines} l join ${orders} o on o.id = l.order_id
-        where l.card_service_id = ${cardServiceId} and l.codes_owed > 0 and o.status = ${ORDER_STATUS.stock_short}) as owed`);
+        where l.card_service_id = ${cardServiceId} and l.codes_owed > 0 and o.status = ${ORDER_STATUS.stock_short} and o.livemode) as owed`);
   return { available: row!.available, reserved_for_stock_short: row!.owed };
 }

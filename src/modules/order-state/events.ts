@@ -3,7 +3,12 @@ import type { Metrics } from '../../lib/metrics.js';
 import { STATUS_LABELS, type OrderStatus, type TransitionedOrder } from './state.js';
 
 /** One committed status change of an order: what its log line and counter say. */
-export type StatusChange = { utr: string; kind: string; from: OrderStatus; to: OrderStatus };
+export type StatusChange = { utr: string; kind: string; from: OrderStatus; to: OrderStatus; mode: OrderMode };
+
+/** C25: a live order, or one placed with a test key; every metric and log line of an order says which. */
+export type OrderMode = 'live' | 'test';
+
+export const modeOf = (livemode: boolean): OrderMode => (livemode ? 'live' : 'test');
 
 /**
  * Told of each status change once its transaction has committed (a rolled-back move is never reported).
@@ -15,20 +20,21 @@ export type StatusObserver = (change: StatusChange) => void;
 export const unobserved: StatusObserver = () => {};
 
 /** The change a `transitionOrder` result made (the row carries the status it moved from). */
-export const statusChange = (moved: Pick<TransitionedOrder, 'utr' | 'kind' | 'status' | 'previousStatus'>): StatusChange => ({
+export const statusChange = (moved: Pick<TransitionedOrder, 'utr' | 'kind' | 'status' | 'previousStatus' | 'livemode'>): StatusChange => ({
   utr: moved.utr,
   kind: moved.kind,
   from: moved.previousStatus,
   to: moved.status,
+  mode: modeOf(moved.livemode),
 });
 
 /**
- * One info line (utr, kind, from, to) and one `order_status_changes_total` count per change. Pass the
+ * One info line (utr, kind, mode, from, to) and one `order_status_changes_total` count per change. Pass the
  * logger of the request or job that moved the order, so the line carries its request id.
  */
 export const statusObserver =
   ({ logger, metrics }: { logger: Logger; metrics: Pick<Metrics, 'orderStatusChanged'> }): StatusObserver =>
-  ({ utr, kind, from, to }) => {
-    metrics.orderStatusChanged(kind, STATUS_LABELS[to]);
-    logger.info({ utr, kind, from: STATUS_LABELS[from], to: STATUS_LABELS[to] }, 'order status changed');
+  ({ utr, kind, from, to, mode }) => {
+    metrics.orderStatusChanged(kind, STATUS_LABELS[to], mode);
+    logger.info({ utr, kind, mode, from: STATUS_LABELS[from], to: STATUS_LABELS[to] }, 'order status changed');
   };

@@ -68,6 +68,8 @@ export type LockedOrder = {
   with_operator: boolean;
   /** Top-ups: the routing step whose job moves the order on (see order-state/delivery.ts). */
   routing_step: number;
+  /** C25: false for a test order (paid from the test balance, fulfilled by the test rules). */
+  livemode: boolean;
 };
 
 /**
@@ -77,7 +79,7 @@ export type LockedOrder = {
 export async function lockOrder(tx: Tx, order: { utr: string } | { id: number }): Promise<LockedOrder> {
   const where = 'utr' in order ? sql`utr = ${order.utr}` : sql`id = ${order.id}`;
   const [locked] = await tx.execute<LockedOrder>(sql`
-    select id::float8 as id, utr, account_id, kind, status, total, awaiting_operator_since is not null as with_operator, routing_step
+    select id::float8 as id, utr, account_id, kind, status, total, awaiting_operator_since is not null as with_operator, routing_step, livemode
     from orders where ${where} for no key update`);
   if (!locked) throw 'utr' in order ? notFound('order', 'utr', order.utr) : notFound('order', 'id', order.id);
   return locked;
@@ -101,6 +103,8 @@ export type TransitionedOrder = {
   refundedAmount: string;
   updatedAt: string;
   completedAt: string | null;
+  /** C25: false for a test order. */
+  livemode: boolean;
 };
 
 /**
@@ -164,12 +168,12 @@ function transitionStatement(to: OrderStatus) {
       where orders.id = before.id
         and orders.status in (${sql.join(sourcesOf(to).map((s) => sql`${s}`), sql`, `)})
       returning orders.id, orders.utr, orders.account_id, orders.kind, orders.status, before.status as previous_status,
-        orders.total, orders.currency, orders.rate, orders.refunded_amount, orders.updated_at, orders.completed_at
+        orders.total, orders.currency, orders.rate, orders.refunded_amount, orders.updated_at, orders.completed_at, orders.livemode
     ),
     wanting as (
       -- Read once per order: whether to write its event, and where to deliver it.
       select moved.id as order_id, endpoint.id from moved
-      join lateral (${wantingEndpoints(sql`moved.account_id`, sql`${event}::text`)}) endpoint on true
+      join lateral (${wantingEndpoints(sql`moved.account_id`, sql`${event}::text`, sql`moved.livemode`)}) endpoint on true
       where ${event}::text is not null
     ),
     event as (
@@ -179,6 +183,8 @@ function transitionStatement(to: OrderStatus) {
           'previous_status', moved.previous_status, 'price', moved.total, 'currency', moved.currency)
         -- C24: the rate of an order in another currency than the store's.
         || case when moved.rate is null then '{}'::jsonb else jsonb_build_object('rate', moved.rate::text) end
+        -- C25: a test order's events say so (and go to test endpoints only).
+        || case when moved.livemode then '{}'::jsonb else '{"livemode": false}'::jsonb end
       from moved
       where exists (select 1 from wanting where wanting.order_id = moved.id)
       returning id, data->>'utr' as utr
@@ -188,7 +194,7 @@ function transitionStatement(to: OrderStatus) {
       select event.id, wanting.id from event join moved on moved.utr = event.utr join wanting on wanting.order_id = moved.id
     )
     select id::float8 as id, utr, account_id as "accountId", kind, status, previous_status as "previousStatus", total,
-      refunded_amount as "refundedAmount", updated_at as "updatedAt", completed_at as "completedAt"
+      refunded_amount as "refundedAmount", updated_at as "updatedAt", completed_at as "completedAt", livemode
     from moved
     order by id
   `,

@@ -32,7 +32,8 @@ export async function ordersNotMovedOn(
 /**
  * Per kind, the orders that have not moved on and no operator holds, and the age of the oldest (0 when none), for
  * the alert on orders stuck in `initiate`. A top-up whose provider answered pending or unknown is left out: status
- * queries and callbacks settle it, for up to PROVIDER_SETTLE_HOURS (provider_unsettled_orders counts those). Read over
+ * queries and callbacks settle it, for up to PROVIDER_SETTLE_HOURS (provider_unsettled_orders counts those), and so
+ * is a test order (C25: live metrics only count live orders). Read over
  * the reconciler's partial index, so the count costs the orders waiting, not the orders ever placed.
  */
 export async function initiateBacklog(db: DbOrTx): Promise<Array<{ kind: ProductKind; count: number; oldestSeconds: number }>> {
@@ -42,7 +43,7 @@ export async function initiateBacklog(db: DbOrTx): Promise<Array<{ kind: Product
     cross join lateral (
       select count(*)::int as count, coalesce(extract(epoch from now() - min(o.created_at)), 0)::float8 as oldest_seconds
       from ${orders} o
-      where o.status = ${ORDER_STATUS.initiate} and o.awaiting_operator_since is null and o.kind = k.kind
+      where o.status = ${ORDER_STATUS.initiate} and o.awaiting_operator_since is null and o.kind = k.kind and o.livemode
         and not exists (select 1 from provider_attempts a where a.order_id = o.id and a.outcome in ('pending', 'unknown'))
     ) w`);
 }

@@ -40,6 +40,7 @@ type OrderJson = {
   symbol: string;
   /** C24: the rate its prices were converted at; null in the store currency. */
   rate: string | null;
+  livemode: boolean;
   status: OrderStatus;
   createdAt: string;
   informations: Record<string, string> | never[];
@@ -55,6 +56,8 @@ export type OrderEntry = {
   currency: string;
   symbol: string;
   rate?: string;
+  /** C25: `false` on a test order's entries; left out of a live order's, which read as the spec's. */
+  livemode?: false;
   status: OrderStatus;
   status_label: string;
   dateTime: string;
@@ -64,7 +67,7 @@ export type OrderEntry = {
 };
 
 /** The columns of an order the entries show (and the account the caller's reviews are looked up by). */
-const ORDER_COLUMNS = sql.raw('id, utr, account_id, total, currency, currency_symbol, rate, status, created_at, informations');
+const ORDER_COLUMNS = sql.raw('id, utr, account_id, total, currency, currency_symbol, rate, livemode, status, created_at, informations');
 
 /**
  * The entries of the orders `picked` selects (a query of ORDER_COLUMNS from `orders`, orders of `kind`, at most a page)
@@ -96,7 +99,8 @@ function entriesJson(kind: ProductKind, picked: SQL): SQL {
       group by l.order_id
     )
     select coalesce(json_agg(json_build_object(
-      'utr', o.utr, 'price', o.total, 'currency', o.currency, 'symbol', o.currency_symbol, 'rate', o.rate::text, 'status', o.status,
+      'utr', o.utr, 'price', o.total, 'currency', o.currency, 'symbol', o.currency_symbol, 'rate', o.rate::text, 'livemode', o.livemode,
+      'status', o.status,
       'createdAt', o.created_at::text,
       'informations', ${kind === 'top_up' ? sql`coalesce(o.informations, '{}'::jsonb)` : sql`'[]'::json`},
       'lines', coalesce(x.lines, '[]')
@@ -107,32 +111,45 @@ function entriesJson(kind: ProductKind, picked: SQL): SQL {
 
 const perKind = <T>(build: (kind: ProductKind) => T) => ({ top_up: build('top_up'), card: build('card') });
 
-type PageItem = { accountId: number; limit: number; offset: number };
+type PageItem = { accountId: number; livemode: boolean; limit: number; offset: number };
 
 /**
- * A page of an account's orders of one kind in ONE statement: the account's order count (kept by placement, so the
- * total costs the same at 10 orders or 100,000) and the page's entries as JSON; a null count for an unknown account.
- * The pages that concurrent requests ask for are read together, one row each (batchedRead).
+ * A page of an account's orders of one kind and mode (C25) in ONE statement: the account's live order count (kept by
+ * placement, so the total costs the same at 10 orders or 100,000; test orders, few and short-lived, are counted) and
+ * the page's entries as JSON; a null count for an unknown account. The pages that concurrent requests ask for are read
+ * together, one row each (batchedRead).
  */
 const pageReads = perKind((kind) =>
-  batchedRead<PageItem, { total: number | null; entries: OrderJson[] }, 'accountIds' | 'limits' | 'offsets'>(
+  batchedRead<PageItem, { total: number | null; entries: OrderJson[] }, 'accountIds' | 'modes' | 'limits' | 'offsets'>(
     (slot) => sql`
-    select a.${sql.identifier(PRODUCT_KINDS[kind].orderCount.name)} as total, ${entriesJson(
-      kind,
-      sql`select ${ORDER_COLUMNS} from orders where account_id = a.id and kind = ${kind}
+    select case when q.livemode then a.${sql.identifier(PRODUCT_KINDS[kind].orderCount.name)}
+             else (select count(*)::int from orders t where t.account_id = a.id and not t.livemode and t.kind = ${kind}) end as total,
+      ${entriesJson(
+        kind,
+        sql`select ${ORDER_COLUMNS} from orders where account_id = a.id and livemode = q.livemode and kind = ${kind}
           order by created_at desc, id desc limit q.per_page offset q.skip`,
-    )} as entries
-    from unnest(${slot('accountIds')}::int[], ${slot('limits')}::int[], ${slot('offsets')}::bigint[])
-      with ordinality as q(account_id, per_page, skip, n)
+      )} as entries
+    -- Modes travel as 1 (live) and 0 (test): the driver sends a list of booleans as one boolean.
+    from (select q.account_id, q.live = 1 as livemode, q.per_page, q.skip, q.n
+          from unnest(${slot('accountIds')}::int[], ${slot('modes')}::int[], ${slot('limits')}::int[], ${slot('offsets')}::bigint[])
+            with ordinality as q(account_id, live, per_page, skip, n)) q
     left join accounts a on a.id = q.account_id
     order by q.n`,
-    (pages) => ({ accountIds: pages.map((p) => p.accountId), limits: pages.map((p) => p.limit), offsets: pages.map((p) => p.offset) }),
+    (pages) => ({
+      accountIds: pages.map((p) => p.accountId),
+      modes: pages.map((p) => (p.livemode ? 1 : 0)),
+      limits: pages.map((p) => p.limit),
+      offsets: pages.map((p) => p.offset),
+    }),
     { maxSize: 16, inFlight: 4 },
   ),
 );
 
-/** One order of an account by its utr in ONE statement, with its kind: no row for an unknown or someone else's utr. */
-const byUtrStatement = builtStatement<'utr' | 'accountId', { kind: ProductKind; entries: OrderJson[] }>(
+/**
+ * One order of an account by its utr in ONE statement, with its kind: no row for an unknown or someone else's utr, or
+ * one of the other mode (C25: a test token never sees a live order, nor a live token a test one).
+ */
+const byUtrStatement = builtStatement<'utr' | 'accountId' | 'livemode', { kind: ProductKind; entries: OrderJson[] }>(
   (slot) => sql`
   select found.kind, case found.kind
     ${sql.join(
@@ -142,7 +159,8 @@ const byUtrStatement = builtStatement<'utr' | 'accountId', { kind: ProductKind; 
       sql` `,
     )}
     end as entries
-  from orders found where found.utr = ${slot('utr')}::text and found.account_id = ${slot('accountId')}::int`,
+  from orders found
+  where found.utr = ${slot('utr')}::text and found.account_id = ${slot('accountId')}::int and found.livemode = ${slot('livemode')}::boolean`,
 );
 
 /**
@@ -151,23 +169,23 @@ const byUtrStatement = builtStatement<'utr' | 'accountId', { kind: ProductKind; 
  */
 export async function listOrders(
   db: Db,
-  accountId: number,
+  caller: { id: number; livemode: boolean },
   kind: ProductKind,
   page: PageRequest,
   openCode: (sealed: Buffer) => string,
 ): Promise<{ total: number; entries: OrderEntry[] }> {
-  const { total, entries } = await pageReads[kind](db)({ accountId, limit: page.perPage, offset: pageOffset(page) });
+  const { total, entries } = await pageReads[kind](db)({ accountId: caller.id, livemode: caller.livemode, limit: page.perPage, offset: pageOffset(page) });
   return { total: total ?? 0, entries: entries.map((order) => entryOf(order, openCode)) };
 }
 
 /** One of the caller's orders by its utr (C18), as the lists show it; null for an unknown or someone else's utr. */
 export async function findOrder(
   db: Db,
-  accountId: number,
+  caller: { id: number; livemode: boolean },
   utr: string,
   openCode: (sealed: Buffer) => string,
 ): Promise<{ kind: ProductKind; entry: OrderEntry } | null> {
-  const [row] = await byUtrStatement(db, { utr, accountId });
+  const [row] = await byUtrStatement(db, { utr, accountId: caller.id, livemode: caller.livemode });
   const order = row?.entries[0];
   return order ? { kind: row.kind, entry: entryOf(order, openCode) } : null;
 }
@@ -188,6 +206,7 @@ function entryOf(order: OrderJson, openCode: (sealed: Buffer) => string): OrderE
     symbol: order.symbol,
     // Left out of the JSON in the store currency, so such entries read as the spec's.
     rate: order.rate ?? undefined,
+    livemode: order.livemode ? undefined : false,
     status: order.status,
     status_label: STATUS_LABELS[order.status],
     dateTime: isoMicros(order.createdAt),

@@ -20,10 +20,11 @@ export type PlacementDeps = {
   lookUpPlayer: (topUpServiceId: number, fields: OrderFieldValue[]) => Promise<PlayerCheck>;
 };
 
-/** A new order (not an idempotent replay): counted, logged and handed to fulfilment. */
-async function handOver(deps: PlacementDeps, kind: ProductKind, order: { orderId: number; utr: string }): Promise<void> {
-  deps.metrics.orderPlaced(kind);
-  deps.logger.info({ utr: order.utr, kind }, 'order placed');
+/** A new order (not an idempotent replay): counted, logged (with its mode, C25) and handed to fulfilment. */
+async function handOver(deps: PlacementDeps, kind: ProductKind, order: { orderId: number; utr: string }, livemode: boolean): Promise<void> {
+  const mode = livemode ? 'live' : 'test';
+  deps.metrics.orderPlaced(kind, mode);
+  deps.logger.info({ utr: order.utr, kind, mode }, 'order placed');
   try {
     await deps.enqueue(order);
   } catch (err) {
@@ -41,7 +42,7 @@ const idempotency = (key: string | null, endpoint: string, request: Record<strin
 /** A12: a card order of the caller's, placed in one statement (C6, C7, C15). */
 export async function placeCardOrder(
   deps: PlacementDeps,
-  input: { accountId: number; lines: CardLineRequest[]; idempotencyKey: string | null; maxQuantityPerLine: number; maxPrice: string | null },
+  input: { accountId: number; livemode: boolean; lines: CardLineRequest[]; idempotencyKey: string | null; maxQuantityPerLine: number; maxPrice: string | null },
 ): Promise<{ utr: string }> {
   const requested = mergeCardLines(input.lines);
   if (requested.some((l) => l.quantity > input.maxQuantityPerLine)) {
@@ -58,10 +59,11 @@ export async function placeCardOrder(
     lines: requested,
     idempotency: idempotency(input.idempotencyKey, 'card/make-order', request, input.maxPrice),
     maxPrice: input.maxPrice,
+    livemode: input.livemode,
   });
   // Checked by the statement itself: a card order needs no catalog read of its own.
   if (placed.kind === 'unorderable') throw validationError(['The selected service ids is invalid.']);
-  if (placed.kind === 'placed') await handOver(deps, 'card', placed);
+  if (placed.kind === 'placed') await handOver(deps, 'card', placed, input.livemode);
   return { utr: placed.utr };
 }
 
@@ -74,6 +76,7 @@ export async function placeTopUpOrder(
   deps: PlacementDeps,
   input: {
     accountId: number;
+    livemode: boolean;
     topUpId: number;
     serviceId: number;
     fields: Record<string, unknown>;
@@ -98,12 +101,13 @@ export async function placeTopUpOrder(
     lines: [{ serviceId: input.serviceId, quantity: 1 }],
     idempotency: idempotency(input.idempotencyKey, 'top-up/make-order', { topUpId: input.topUpId, serviceId: input.serviceId, informations }, input.maxPrice),
     maxPrice: input.maxPrice,
+    livemode: input.livemode,
   });
   if (placed.kind === 'unorderable') {
     // Taken off sale since the check above read the catalog: the check now names what is no longer orderable.
     await checkTopUpOrder(deps.db, input);
     throw validationError(['The selected service id is invalid.']);
   }
-  if (placed.kind === 'placed') await handOver(deps, 'top_up', placed);
+  if (placed.kind === 'placed') await handOver(deps, 'top_up', placed, input.livemode);
   return { utr: placed.utr };
 }

@@ -12,6 +12,7 @@ function presentOrder<D>(e: OrderEntry, orderDetails: D[]) {
     currency: e.currency,
     symbol: e.symbol,
     rate: e.rate,
+    livemode: e.livemode,
     status: e.status,
     status_label: e.status_label,
     dateTime: e.dateTime,

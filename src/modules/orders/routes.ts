@@ -75,6 +75,7 @@ export function orderRoutes() {
       const body = validBody(c, (target) => c.req.valid(target));
       const { utr } = await placeTopUpOrder(placement(c), {
         accountId: c.get('account').id,
+        livemode: c.get('account').livemode,
         topUpId: body.topUpId,
         serviceId: body.serviceId,
         fields: body,
@@ -119,6 +120,7 @@ export function orderRoutes() {
       const { service_ids: serviceIds, quantities, max_price: maxPrice } = validBody(c, (target) => c.req.valid(target));
       const { utr } = await placeCardOrder(placement(c), {
         accountId: c.get('account').id,
+        livemode: c.get('account').livemode,
         lines: serviceIds.map((serviceId, i) => ({ serviceId, quantity: quantities[i]! })),
         idempotencyKey: c.req.valid('header')['Idempotency-Key'] ?? null,
         maxQuantityPerLine: c.get('services').config.MAX_QUANTITY_PER_LINE,
@@ -137,7 +139,7 @@ export function orderRoutes() {
         async (c) => {
           const page = pageRequest(c.req.valid('query'), 10);
           const { db, config } = c.get('services');
-          const { total, entries } = await listOrders(db, c.get('account').id, kind, page, (sealed) => openCode(config.codeEncryptionKey, sealed));
+          const { total, entries } = await listOrders(db, c.get('account'), kind, page, (sealed) => openCode(config.codeEncryptionKey, sealed));
           const asset = assetUrls(c);
           return c.json({ status: 'success' as const, message: pageObject(c, 'data', entries.map((e) => list.present(asset, e)), total, page) }, 200);
         },
@@ -158,7 +160,7 @@ export function orderRoutes() {
     }),
     async (c) => {
       const { db, config } = c.get('services');
-      const found = await findOrder(db, c.get('account').id, c.req.valid('query').utr, (sealed) => openCode(config.codeEncryptionKey, sealed));
+      const found = await findOrder(db, c.get('account'), c.req.valid('query').utr, (sealed) => openCode(config.codeEncryptionKey, sealed));
       // Someone else's order answers as an unknown one: a utr reveals nothing about other accounts.
       if (!found) throw notFound('order', 'utr', c.req.valid('query').utr);
       return c.json({ status: 'success' as const, message: ORDER_LISTS[found.kind].present(assetUrls(c), found.entry) }, 200);

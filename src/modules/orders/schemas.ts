@@ -109,6 +109,7 @@ const orderFields = {
     .string()
     .optional()
     .openapi({ description: "C24: the rate the order's prices were converted at (units of its currency per store-currency unit); absent in the store currency", example: '0.92000000' }),
+  livemode: z.literal(false).optional().openapi({ description: 'C25: false on an order placed with a test key (seen only by test tokens); absent on live orders' }),
   status: z.number().int().openapi({ description: '0 initiate, 1 completed, 2 refund, 3 stock_short' }),
   status_label: z.enum(['initiate', 'completed', 'refund', 'stock_short']),
   dateTime: z.string(),

@@ -105,6 +105,8 @@ export type PlaceOrder = {
   idempotency: Idempotency | null;
   /** C24's price guard: the most the whole order may cost in the account's currency (none: no limit). */
   maxPrice?: string | null;
+  /** C25: false for a test-mode order; live unless said. */
+  livemode?: boolean;
 };
 
 /**
@@ -133,8 +135,12 @@ export const unitPriceSql = (price: string, discount: string, type: string) =>
 
 type PlacementValue = 'lines' | 'accountId' | 'key' | 'endpoint' | 'digest' | 'answer' | 'utr' | 'topUpId' | 'informations' | 'fields' | 'maxPrice';
 
-/** The placement statement of a product kind, its text built once (see builtStatement). */
-function placementStatement(kind: ProductKind) {
+/**
+ * The placement statement of a product kind in live or test mode (C25), its text built once (see builtStatement). A
+ * test order is priced as a live one (campaign units included, counted but never reserved), paid from the test balance,
+ * and touches no campaign counter, live balance or order count.
+ */
+function placementStatement(kind: ProductKind, livemode: boolean) {
   const t = names(kind);
   const { product, serviceProduct, tierService } = PRODUCT_KINDS[kind];
   const services = sql.identifier(t.services);
@@ -190,16 +196,20 @@ function placementStatement(kind: ProductKind) {
       where s.id in (select service_id from req) and s.is_offered = 1 and s.campaign_id = m.campaign_id
         and exists (select 1 from go)
       order by s.id
-      for no key update of s
+      ${livemode ? sql`for no key update of s` : sql``}
     ), alloc as (
       select l.id, l.campaign_id, greatest(0, least(r.qty, l.max_sell - l.offered_sell)) as n,
              ${unitPriceSql('l.price', 'l.discount', 'l.discount_type')} as unit
       from locked l join req r on r.service_id = l.id
-    ), reserve as (
+    ), ${
+      livemode
+        ? sql`reserve as (
       update ${services} s set offered_sell = s.offered_sell + a.n, updated_at = now()
       from alloc a where s.id = a.id and a.n > 0
       returning s.id
-    ), priced as (
+    ), `
+        : sql``
+    }priced as (
       select r.pos, r.service_id, r.qty, g.card_id, g.price as base_price, x.unit,
              coalesce(a.n, 0) as campaign_units,
              case when a.n > 0 then a.unit end as campaign_unit_price,
@@ -213,23 +223,24 @@ function placementStatement(kind: ProductKind) {
       -- order_price_guard aborts the whole statement when the total is above the buyer's max_price (migration 0008);
       -- order_currency_guard when the account changed currency since the snapshot priced the order (migration 0013).
       update accounts a
-         set balance = a.balance - order_currency_guard(order_price_guard(t.amount, ${slot('maxPrice')}::numeric, acct.currency), a.currency, acct.currency),
-             updated_at = now(),
-             ${sql.identifier(t.orderCount)} = a.${sql.identifier(t.orderCount)} + 1
+         set ${livemode ? sql`balance = a.balance` : sql`test_balance = coalesce(a.test_balance, 0)`}
+               - order_currency_guard(order_price_guard(t.amount, ${slot('maxPrice')}::numeric, acct.currency), a.currency, acct.currency),
+             updated_at = now()
+             ${livemode ? sql`, ${sql.identifier(t.orderCount)} = a.${sql.identifier(t.orderCount)} + 1` : sql``}
       from (select sum(line_total) as amount from priced) t, acct
       where a.id = ${slot('accountId')}::int and exists (select 1 from go)
-      returning a.id, a.balance, t.amount
+      returning a.id, ${livemode ? sql`a.balance` : sql`a.test_balance`} as balance, t.amount
     ), placed as (
       -- The currency the prices were converted to (the snapshot's): the account's own, which changes only at a zero
       -- balance, so a debit waiting on a currency change is 0.00 in either.
-      insert into orders (utr, account_id, kind, top_up_id, status, total, currency, currency_symbol, rate, informations, fields)
+      insert into orders (utr, account_id, kind, top_up_id, status, total, currency, currency_symbol, rate, informations, fields, livemode)
       select ${slot('utr')}::text, d.id, ${kind}, ${slot('topUpId')}::int, ${ORDER_STATUS.initiate}, d.amount, acct.currency,
-             acct.currency_symbol, acct.rate, ${slot('informations')}::jsonb, ${slot('fields')}::json
+             acct.currency_symbol, acct.rate, ${slot('informations')}::jsonb, ${slot('fields')}::json, ${livemode}
       from debit d, acct
       returning id
     ), ledger as (
-      insert into balance_ledger (account_id, amount, balance_after, kind, currency, order_id)
-      select d.id, -d.amount, d.balance, 'order_debit', acct.currency, p.id from debit d, placed p, acct
+      insert into balance_ledger (account_id, amount, balance_after, kind, currency, order_id, livemode)
+      select d.id, -d.amount, d.balance, 'order_debit', acct.currency, p.id, ${livemode} from debit d, placed p, acct
     ), written_lines as (
       insert into order_lines (order_id, ${sql.identifier(t.lineService)}, card_id, quantity, base_price, discount, unit_price,
                                campaign_units, campaign_unit_price, campaign_id, line_total, codes_owed)
@@ -243,7 +254,13 @@ function placementStatement(kind: ProductKind) {
   );
 }
 
-const placementStatements = { card: placementStatement('card'), top_up: placementStatement('top_up') };
+const placementStatements = {
+  live: { card: placementStatement('card', true), top_up: placementStatement('top_up', true) },
+  test: { card: placementStatement('card', false), top_up: placementStatement('top_up', false) },
+};
+
+/** C25: an Idempotency-Key of a test token is another key than the same one of a live token. */
+const TEST_KEY_PREFIX = 'test:';
 
 /**
  * Places an order in ONE statement (one round trip, one implicit transaction): check that every service is on
@@ -260,7 +277,8 @@ const placementStatements = { card: placementStatement('card'), top_up: placemen
  *   and then replays it; an expired key (older than 24 h) is taken over.
  */
 export async function placeOrder(db: DbOrTx, input: PlaceOrder): Promise<Placed> {
-  const idem = input.idempotency;
+  const livemode = input.livemode ?? true;
+  const idem = input.idempotency && !livemode ? { ...input.idempotency, key: `${TEST_KEY_PREFIX}${input.idempotency.key}` } : input.idempotency;
   const values: Record<PlacementValue, unknown> = {
     lines: JSON.stringify(input.lines.map((l, pos) => ({ pos, service_id: l.serviceId, qty: l.quantity }))),
     accountId: input.accountId,
@@ -274,13 +292,14 @@ export async function placeOrder(db: DbOrTx, input: PlaceOrder): Promise<Placed>
     fields: input.fields === null ? null : JSON.stringify(input.fields),
     maxPrice: input.maxPrice ?? null,
   };
-  const place = placementStatements[input.kind];
+  const place = placementStatements[livemode ? 'live' : 'test'][input.kind];
 
   let rows: Array<{ order_id: string | null; orderable: boolean }>;
   try {
     rows = await retryingConflicts(() => place(db, values));
   } catch (err) {
-    if (isInsufficientBalance(err)) throw new AppError('insufficient_balance');
+    // A total past what a balance can hold (numeric overflow: a dear service at a large rate) is beyond any balance too.
+    if (isInsufficientBalance(err) || pgError(err)?.code === NUMERIC_OVERFLOW) throw new AppError('insufficient_balance');
     const total = aboveMaxPrice(err);
     if (total !== null) throw new AppError('above_max_price', `The order costs ${total}, above max_price ${moneyText(input.maxPrice!)}.`);
     throw err;
@@ -314,6 +333,9 @@ async function keptAnswer(db: DbOrTx, accountId: number, idem: Idempotency): Pro
   return { kind: 'replayed', utr: (row.responseBody as { utr: string }).utr };
 }
 
+/** numeric_value_out_of_range: a value past its column's precision. */
+const NUMERIC_OVERFLOW = '22003';
+
 type PgError = { code?: string; message?: string; detail?: string; constraint_name?: string };
 
 /** The PostgreSQL error behind an error (drizzle wraps it as the cause), or null. */
@@ -332,5 +354,5 @@ function aboveMaxPrice(err: unknown): string | null {
 
 function isInsufficientBalance(err: unknown): boolean {
   const pg = pgError(err);
-  return pg?.code === '23514' && pg.constraint_name === 'accounts_balance_non_negative';
+  return pg?.code === '23514' && (pg.constraint_name === 'accounts_balance_non_negative' || pg.constraint_name === 'accounts_test_balance_non_negative');
 }

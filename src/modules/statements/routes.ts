@@ -42,10 +42,13 @@ function pulledText(c: Context<AppEnv>, chunks: AsyncIterable<string>): Readable
   );
 }
 
-/** The statement of `accountId` as the query asks: a page of JSON, or every entry of the range streamed as CSV. */
-async function statement(c: Context<AppEnv>, accountId: number, query: typeof StatementQuery._output) {
+/**
+ * The statement of `accountId` as the query asks: a page of JSON, or every entry of the range streamed as CSV; of its
+ * live balance, or of its test balance for a test token (C25).
+ */
+async function statement(c: Context<AppEnv>, accountId: number, query: typeof StatementQuery._output, livemode = true) {
   const { sql } = c.get('services');
-  const range = { from: query.from, to: query.to };
+  const range = { from: query.from, to: query.to, livemode };
   if (query.format === 'csv') {
     return c.body(pulledText(c, statementCsv(statementBatches(sql, accountId, range))), 200, {
       'Content-Type': 'text/csv; charset=utf-8',
@@ -72,7 +75,7 @@ export function statementRoutes() {
       csv: CSV_DESCRIPTION,
       errors: [422],
     }),
-    (c) => statement(c, c.get('account').id, c.req.valid('query')),
+    (c) => statement(c, c.get('account').id, c.req.valid('query'), c.get('account').livemode),
   );
   return router;
 }

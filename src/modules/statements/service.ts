@@ -20,17 +20,18 @@ export type StatementEntry = {
 
 /**
  * Which entries: from `from` on, up to `to`, either given as a day (`2026-11-01`: the whole UTC day, both ends
- * included) or an instant (`2026-11-01T12:00:00Z`).
+ * included) or an instant (`2026-11-01T12:00:00Z`); those of the live balance, or with `livemode: false` of the test
+ * balance (C25: a test token's statement).
  */
-export type StatementRange = { from?: string; to?: string };
+export type StatementRange = { from?: string; to?: string; livemode?: boolean };
 
 const isDay = (value: string) => /^\d{4}-\d{2}-\d{2}$/.test(value);
 
 /** The entries of one account within the range, as a condition on `balance_ledger l`. */
-function entriesOf(sql: Sql, accountId: number, { from, to }: StatementRange): postgres.PendingQuery<postgres.Row[]> {
+function entriesOf(sql: Sql, accountId: number, { from, to, livemode = true }: StatementRange): postgres.PendingQuery<postgres.Row[]> {
   const start = from ? sql`and l.created_at >= ${isDay(from) ? `${from}T00:00:00Z` : from}::timestamptz` : sql``;
   const end = !to ? sql`` : isDay(to) ? sql`and l.created_at < ${`${to}T00:00:00Z`}::timestamptz + interval '1 day'` : sql`and l.created_at <= ${to}::timestamptz`;
-  return sql`l.account_id = ${accountId} ${start} ${end}`;
+  return sql`l.account_id = ${accountId} and l.livemode = ${livemode} ${start} ${end}`;
 }
 
 type EntryRow = { id: string; created_at: string; kind: StatementEntry['kind']; amount: string; balance_after: string; currency: string; utr: string | null; reason: string | null };

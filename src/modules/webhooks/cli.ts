@@ -3,7 +3,7 @@ import { optionsInput, pageOptions } from '../../cli/input.js';
 import { pageRequest } from '../../lib/paging.js';
 import { existingAccount } from '../accounts/service.js';
 import { listDeliveries, retryDelivery } from './deliveries.js';
-import { listEndpoints, registerEndpoint } from './endpoints.js';
+import { listEndpoints, liveEndpointsOf, registerEndpoint } from './endpoints.js';
 import { presentEndpoint } from './presenters.js';
 import { ListDeliveriesQuery, RegisterEndpointBody } from './schemas.js';
 
@@ -23,7 +23,7 @@ export const webhookCommands: Record<string, CliCommand> = {
       const input = optionsInput(RegisterEndpointBody, options, ['events']);
       const { secret, ...created } = await registerEndpoint(
         { db, codeKey: config.codeEncryptionKey, allowPrivate: config.WEBHOOK_ALLOW_PRIVATE },
-        accountId,
+        liveEndpointsOf(accountId),
         input,
       );
       return { ...presentEndpoint(created), secret };
@@ -32,7 +32,7 @@ export const webhookCommands: Record<string, CliCommand> = {
   'webhooks:list': {
     description: "An account's webhook endpoints",
     args: [ACCOUNT],
-    run: async ({ db }, [id]) => (await listEndpoints(db, await existingAccount(db, Number(id)))).map(presentEndpoint),
+    run: async ({ db }, [id]) => (await listEndpoints(db, liveEndpointsOf(await existingAccount(db, Number(id))))).map(presentEndpoint),
   },
   'webhooks:deliveries': {
     description: 'Webhook deliveries of every account, newest first',

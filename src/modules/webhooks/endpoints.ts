@@ -41,13 +41,24 @@ const shown = (row: Omit<Endpoint, 'events'> & { events: WebhookEventType[] | nu
   events: (row.events ?? [...CLIENT_EVENTS]) as ClientEvent[],
 });
 
-const own = (accountId: number, endpointId: number) =>
-  and(eq(webhookEndpoints.id, endpointId), eq(webhookEndpoints.accountId, accountId), isNull(webhookEndpoints.deletedAt));
+/**
+ * Whose endpoints: an account's live ones, or (C25) those registered with one of its test tokens, which get the events
+ * of its test orders only. Each mode sees and manages only its own.
+ */
+export type EndpointOwner = { id: number; livemode: boolean };
 
-/** Registers an endpoint; the secret is returned this once (C17). At most 10 live endpoints per account. */
+/** An account's live endpoints, as operators manage them. */
+export const liveEndpointsOf = (accountId: number): EndpointOwner => ({ id: accountId, livemode: true });
+
+const ownedBy = (owner: EndpointOwner) =>
+  and(eq(webhookEndpoints.accountId, owner.id), eq(webhookEndpoints.livemode, owner.livemode), isNull(webhookEndpoints.deletedAt));
+
+const own = (owner: EndpointOwner, endpointId: number) => and(eq(webhookEndpoints.id, endpointId), ownedBy(owner));
+
+/** Registers an endpoint; the secret is returned this once (C17). At most 10 endpoints per account and mode. */
 export async function registerEndpoint(
   { db, codeKey, allowPrivate }: EndpointDeps,
-  accountId: number,
+  owner: EndpointOwner,
   input: { url: string; events?: ClientEvent[] | undefined },
 ): Promise<Endpoint & { secret: string }> {
   const problem = endpointUrlProblem(input.url, allowPrivate);
@@ -56,50 +67,46 @@ export async function registerEndpoint(
   const events = input.events ? [...new Set(input.events)] : null;
   return db.transaction(async (tx) => {
     // The account row lock serialises registrations of one account, so the limit holds under concurrency.
-    await tx.execute(sql`select 1 from ${accounts} where id = ${accountId} for no key update`);
-    const [{ live } = { live: 0 }] = await tx
-      .select({ live: count() })
-      .from(webhookEndpoints)
-      .where(and(eq(webhookEndpoints.accountId, accountId), isNull(webhookEndpoints.deletedAt)));
+    await tx.execute(sql`select 1 from ${accounts} where id = ${owner.id} for no key update`);
+    const [{ live } = { live: 0 }] = await tx.select({ live: count() }).from(webhookEndpoints).where(ownedBy(owner));
     if (live >= MAX_ENDPOINTS_PER_ACCOUNT) throw new AppError('webhook_limit');
     const [row] = await tx
       .insert(webhookEndpoints)
-      .values({ accountId, url: input.url, events, secretSealed: encrypt(codeKey, secret) })
+      .values({ accountId: owner.id, livemode: owner.livemode, url: input.url, events, secretSealed: encrypt(codeKey, secret) })
       .returning(columns);
     return { ...shown(row!), secret };
   });
 }
 
-export async function listEndpoints(db: DbOrTx, accountId: number): Promise<Endpoint[]> {
-  const rows = await db
-    .select(columns)
-    .from(webhookEndpoints)
-    .where(and(eq(webhookEndpoints.accountId, accountId), isNull(webhookEndpoints.deletedAt)))
-    .orderBy(webhookEndpoints.id);
+export async function listEndpoints(db: DbOrTx, owner: EndpointOwner): Promise<Endpoint[]> {
+  const rows = await db.select(columns).from(webhookEndpoints).where(ownedBy(owner)).orderBy(webhookEndpoints.id);
   return rows.map(shown);
 }
 
 /** Deletes an endpoint: it gets nothing more, its past deliveries stay for the record. */
-export async function deleteEndpoint(db: DbOrTx, accountId: number, endpointId: number): Promise<void> {
-  const rows = await db.update(webhookEndpoints).set({ deletedAt: sql`now()` }).where(own(accountId, endpointId)).returning({ id: webhookEndpoints.id });
+export async function deleteEndpoint(db: DbOrTx, owner: EndpointOwner, endpointId: number): Promise<void> {
+  const rows = await db.update(webhookEndpoints).set({ deletedAt: sql`now()` }).where(own(owner, endpointId)).returning({ id: webhookEndpoints.id });
   if (rows.length === 0) throw notFound('webhook endpoint', 'id', endpointId);
 }
 
 /** Turns a disabled endpoint back on; its failing run starts afresh. */
-export async function enableEndpoint(db: DbOrTx, accountId: number, endpointId: number): Promise<Endpoint> {
+export async function enableEndpoint(db: DbOrTx, owner: EndpointOwner, endpointId: number): Promise<Endpoint> {
   const [row] = await db
     .update(webhookEndpoints)
     .set({ enabled: true, failingSince: null, disabledAt: null })
-    .where(own(accountId, endpointId))
+    .where(own(owner, endpointId))
     .returning(columns);
   if (!row) throw notFound('webhook endpoint', 'id', endpointId);
   return shown(row);
 }
 
 /** Queues a `webhook.test` event to one endpoint, whatever its filter, so a client can check its receiver. */
-export async function sendTestEvent(db: DbOrTx, accountId: number, endpointId: number): Promise<{ delivery_id: number }> {
-  const [row] = await db.select({ id: webhookEndpoints.id }).from(webhookEndpoints).where(own(accountId, endpointId));
+export async function sendTestEvent(db: DbOrTx, owner: EndpointOwner, endpointId: number): Promise<{ delivery_id: number }> {
+  const [row] = await db.select({ id: webhookEndpoints.id }).from(webhookEndpoints).where(own(owner, endpointId));
   if (!row) throw notFound('webhook endpoint', 'id', endpointId);
-  const deliveryId = await recordEndpointEvent(db, { id: row.id, accountId }, 'webhook.test', { endpoint_id: row.id });
+  const deliveryId = await recordEndpointEvent(db, { id: row.id, accountId: owner.id }, 'webhook.test', {
+    endpoint_id: row.id,
+    ...(owner.livemode ? {} : { livemode: false }),
+  });
   return { delivery_id: deliveryId };
 }

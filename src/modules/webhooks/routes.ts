@@ -9,7 +9,7 @@ import { pageRequest } from '../../lib/paging.js';
 import { existingAccount } from '../accounts/service.js';
 import { signedIn } from '../auth/middleware.js';
 import { listDeliveries, retryDelivery } from './deliveries.js';
-import { deleteEndpoint, enableEndpoint, listEndpoints, registerEndpoint, sendTestEvent, type EndpointDeps } from './endpoints.js';
+import { deleteEndpoint, enableEndpoint, listEndpoints, liveEndpointsOf, registerEndpoint, sendTestEvent, type EndpointDeps } from './endpoints.js';
 import { presentEndpoint } from './presenters.js';
 import {
   ListDeliveriesQuery,
@@ -33,7 +33,7 @@ export function webhookRoutes() {
   router.openapi(
     endpoint({ ...common, method: 'post', path: '/webhooks', summary: 'Register an endpoint (its secret is shown this once)', jsonBody: RegisterEndpointBody, ok: NewWebhookEndpoint, errors: [409] }),
     async (c) => {
-      const { secret, ...created } = await registerEndpoint(endpointDeps(c), c.get('account').id, c.req.valid('json'));
+      const { secret, ...created } = await registerEndpoint(endpointDeps(c), c.get('account'), c.req.valid('json'));
       return c.json({ status: 'success' as const, message: { ...presentEndpoint(created), secret } }, 200);
     },
   );
@@ -41,7 +41,7 @@ export function webhookRoutes() {
   router.openapi(
     endpoint({ ...common, method: 'get', path: '/webhooks', summary: 'Your endpoints', ok: z.array(WebhookEndpoint) }),
     async (c) => {
-      const endpoints = await listEndpoints(c.get('services').db, c.get('account').id);
+      const endpoints = await listEndpoints(c.get('services').db, c.get('account'));
       return c.json({ status: 'success' as const, message: endpoints.map(presentEndpoint) }, 200);
     },
   );
@@ -49,20 +49,20 @@ export function webhookRoutes() {
   router.openapi(
     endpoint({ ...common, method: 'delete', path: '/webhooks/:id', summary: 'Delete an endpoint', params: idParam('webhook endpoint'), ok: z.string(), errors: [404] }),
     async (c) => {
-      await deleteEndpoint(c.get('services').db, c.get('account').id, c.req.valid('param').id);
+      await deleteEndpoint(c.get('services').db, c.get('account'), c.req.valid('param').id);
       return c.json({ status: 'success' as const, message: 'Webhook endpoint deleted.' }, 200);
     },
   );
 
   router.openapi(
     endpoint({ ...common, method: 'post', path: '/webhooks/:id/test', summary: 'Send a webhook.test event to an endpoint', params: idParam('webhook endpoint'), ok: TestEventQueued, errors: [404] }),
-    async (c) => c.json({ status: 'success' as const, message: await sendTestEvent(c.get('services').db, c.get('account').id, c.req.valid('param').id) }, 200),
+    async (c) => c.json({ status: 'success' as const, message: await sendTestEvent(c.get('services').db, c.get('account'), c.req.valid('param').id) }, 200),
   );
 
   router.openapi(
     endpoint({ ...common, method: 'post', path: '/webhooks/:id/enable', summary: 'Re-enable an endpoint disabled after 5 days of failures', params: idParam('webhook endpoint'), ok: WebhookEndpoint, errors: [404] }),
     async (c) => {
-      const enabled = await enableEndpoint(c.get('services').db, c.get('account').id, c.req.valid('param').id);
+      const enabled = await enableEndpoint(c.get('services').db, c.get('account'), c.req.valid('param').id);
       return c.json({ status: 'success' as const, message: presentEndpoint(enabled) }, 200);
     },
   );
@@ -79,7 +79,7 @@ export function webhookAdminRoutes() {
     endpoint({ ...common, method: 'post', path: '/accounts/:id/webhooks', summary: "Register an endpoint for an account (its secret is shown this once)", params: idParam('account'), jsonBody: RegisterEndpointBody, ok: NewWebhookEndpoint, errors: [404, 409] }),
     async (c) => {
       const accountId = await existingAccount(c.get('services').db, c.req.valid('param').id);
-      const { secret, ...created } = await registerEndpoint(endpointDeps(c), accountId, c.req.valid('json'));
+      const { secret, ...created } = await registerEndpoint(endpointDeps(c), liveEndpointsOf(accountId), c.req.valid('json'));
       return c.json({ status: 'success' as const, message: { ...presentEndpoint(created), secret } }, 200);
     },
   );
@@ -88,7 +88,7 @@ export function webhookAdminRoutes() {
     endpoint({ ...common, method: 'get', path: '/accounts/:id/webhooks', summary: "An account's endpoints", params: idParam('account'), ok: z.array(WebhookEndpoint), errors: [404] }),
     async (c) => {
       const { db } = c.get('services');
-      const endpoints = await listEndpoints(db, await existingAccount(db, c.req.valid('param').id));
+      const endpoints = await listEndpoints(db, liveEndpointsOf(await existingAccount(db, c.req.valid('param').id)));
       return c.json({ status: 'success' as const, message: endpoints.map(presentEndpoint) }, 200);
     },
   );

@@ -62,7 +62,7 @@ export function cachedReadLane(services: Services, signedInNow: SignedInNow): La
       const requestId = requestIdFor(joined(req.headers[REQUEST_ID_HEADER_KEY]));
       res.writeHead(200, headersOf({ 'x-request-id': requestId, etag: answer.etag, 'content-type': 'application/json' }, answer.body.byteLength));
       res.end(answer.body);
-      recordServed(services, { requestId, method: 'GET', route: lane.route, status: 200, accountId: caller.id }, started);
+      recordServed(services, { requestId, method: 'GET', route: lane.route, status: 200, accountId: caller.id, testMode: !caller.livemode }, started);
       return true;
     };
     const variant = lane.variantOf(caller);

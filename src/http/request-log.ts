@@ -18,7 +18,7 @@ export const requestLogger = (c: Context<AppEnv>): Logger => c.get('services').l
 
 /**
  * One info line per request (request id, method, route pattern, status, duration, the account when one
- * signed in) and the request series of /metrics. Nothing of the path, query string, headers or body is
+ * signed in, and `mode: "test"` for a test key's token, C25) and the request series of /metrics. Nothing of the path, query string, headers or body is
  * logged: they carry keys, tokens and order-form values.
  */
 export const requestLog: MiddlewareHandler<AppEnv> = async (c, next) => {
@@ -26,15 +26,19 @@ export const requestLog: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
   // Interface A: the token's account; Interface B: the api key's owner.
   const accountId = c.get('account')?.id ?? c.get('licenseOwner')?.id;
-  recordServed(c.get('services'), { requestId: c.get('requestId'), method: c.req.method, route: routePattern(c), status: c.res.status, accountId }, started);
+  const testMode = c.get('account')?.livemode === false;
+  recordServed(c.get('services'), { requestId: c.get('requestId'), method: c.req.method, route: routePattern(c), status: c.res.status, accountId, testMode }, started);
 };
 
-/** A request as its log line and metrics name it. */
-export type ServedRequest = { requestId: string; method: string; route: string; status: number; accountId: number | undefined };
+/** A request as its log line and metrics name it; `testMode`: made with a test key's token. */
+export type ServedRequest = { requestId: string; method: string; route: string; status: number; accountId: number | undefined; testMode?: boolean };
 
 /** The log line and the request series of one answered request that started at `started` (performance.now()). */
-export function recordServed({ logger, metrics }: Pick<Services, 'logger' | 'metrics'>, { requestId, accountId, ...request }: ServedRequest, started: number): void {
+export function recordServed({ logger, metrics }: Pick<Services, 'logger' | 'metrics'>, { requestId, accountId, testMode, ...request }: ServedRequest, started: number): void {
   const seconds = (performance.now() - started) / 1000;
   metrics.requestServed(request, seconds);
-  logger.info({ requestId, ...request, durationMs: Math.round(seconds * 10_000) / 10, ...(accountId === undefined ? {} : { accountId }) }, 'request');
+  logger.info(
+    { requestId, ...request, durationMs: Math.round(seconds * 10_000) / 10, ...(accountId === undefined ? {} : { accountId }), ...(testMode ? { mode: 'test' } : {}) },
+    'request',
+  );
 }

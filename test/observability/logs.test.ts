@@ -82,6 +82,28 @@ describe('one request id', () => {
   });
 });
 
+describe('test mode (C25)', () => {
+  it("says mode: test on the request, placement and status-change lines of a test key's order; live lines say live", async () => {
+    const card = await createCard(app.services.db);
+    const serviceId = card.services[0]!.id;
+    const account = await createTestAccount(app);
+    const key = await expectJson(await app.request(`/admin/accounts/${account.id}/keys`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${app.adminToken}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ mode: 'test' }),
+    }), 200);
+    const api = client(app, await tokenFor(app, { publicKey: key.message.public_key, secretKey: key.message.secret_key }));
+    const requestId = newRequestId();
+    const { utr } = (await expectJson(await api.postJson('/api/card/make-order', { service_ids: [serviceId], quantities: [1] }, { 'X-Request-Id': requestId }), 200)).message as { utr: string };
+    const trail = await trailOf(requestId, 'order status changed');
+    expect(trail.find((line) => line.msg === 'request')).toMatchObject({ route: '/api/card/make-order', status: 200, mode: 'test' });
+    expect(trail.find((line) => line.msg === 'order placed')).toMatchObject({ utr, kind: 'card', mode: 'test' });
+    expect(trail.find((line) => line.msg === 'order status changed')).toMatchObject({ utr, mode: 'test', to: 'completed' });
+    // A live token's request line has no mode; its order's lines say live.
+    expect(lines().filter((line) => line.msg === 'order placed' && line.utr !== utr).every((line) => line.mode === 'live')).toBe(true);
+  });
+});
+
 describe('top-up suppliers', () => {
   it('log one line per provider attempt, under the request that placed the order, never the credentials', async () => {
     const secret = `log-test-secret-${randomBytes(8).toString('hex')}`;

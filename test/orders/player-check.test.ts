@@ -5,7 +5,7 @@
  * (service, fields); make-order with `check_player: true` refuses what the check calls invalid, before money moves.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminOf, buyer, expectFailure, expectJson, successMessage, type Json } from '../helpers/api.js';
+import { adminOf, buyer, client, expectFailure, expectJson, successMessage, tokenFor, type Json } from '../helpers/api.js';
 import { createTopUp } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 import { startDigiflazzServer, type DigiflazzServer } from '../helpers/suppliers/digiflazz-server.js';
@@ -130,6 +130,19 @@ describe('the player check', () => {
     } finally {
       await successMessage(admin('PATCH', `/providers/${providers.digiflazz}`, { status: 'active' }));
     }
+  });
+});
+
+describe('test mode (C25)', () => {
+  it("a test token's check ends with the order form: no supplier is asked", async () => {
+    const { topUpId, serviceId } = await routedTopUp(['http']);
+    const key = await successMessage(admin('POST', `/accounts/${shop.keys.id}/keys`, { mode: 'test' }));
+    const test = client(app, await tokenFor(app, { publicKey: key.public_key, secretKey: key.secret_key }));
+    const asked = supplier.playerChecks;
+    const body = { topUpId, serviceId, player_id: '5000000009', server: 'eu' };
+    expect(await successMessage(test.postJson('/api/top-up/check-player', body))).toEqual({ valid: true, checked_by: 'form' });
+    await expectJson(await test.postJson('/api/top-up/make-order', { ...body, check_player: true }), 200);
+    expect(supplier.playerChecks).toBe(asked);
   });
 });
 

@@ -14,7 +14,8 @@ export type PlayerLookupDeps = { db: DbOrTx; codeKey: Buffer; redis: RedisClient
 /** How long a provider's answer is kept for the same service and fields (C27). */
 export const PLAYER_CHECK_TTL_SECONDS = 600;
 
-const FORM_ONLY: PlayerCheck = { valid: true, checked_by: 'form' };
+/** The answer of a check no provider gave: the order form's. */
+export const FORM_ONLY: PlayerCheck = { valid: true, checked_by: 'form' };
 
 /**
  * Asks the provider of the service's first available route whether the fields name a player (C27). Its answers are

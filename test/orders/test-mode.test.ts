@@ -12,6 +12,8 @@ import { startTestApp, type TestApp } from '../helpers/harness.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
 import { waitFor } from '../helpers/system.js';
 import type { OrderField } from '../../src/db/schema.js';
+import { advanceTestOrder } from '../../src/modules/fulfilment/test-mode.js';
+import { newUtr, placeOrder } from '../../src/modules/orders/service.js';
 
 let app: TestApp;
 const admin = (method: string, path: string, body?: unknown) => adminOf(app)(method, path, body);
@@ -152,6 +154,60 @@ describe('test top-ups', () => {
 });
 
 describe('isolation', () => {
+  it('a test order buys nothing: no review of the product, no hasAlreadyOrdered', async () => {
+    const s = await shop();
+    const card = await createCard(app.services.db, { services: [{ price: '1.00' }] });
+    const utr = await buyCard(s.test, card.services[0]!.id, 1);
+    await waitFor('the test order', async () => (await statusOf(utr)) === 1);
+    for (const api of [s.live, s.test]) {
+      const refused = await api.postJson('/api/card/review', { card_id: card.id, rating: 5, comment: 'free codes' });
+      expect(await expectFailure(refused, 409)).toBe('Only customers who ordered this product can review it.');
+    }
+    const topUp = await createTopUp(app.services.db, { orderFields: FORM, services: [{ price: '1.00' }] });
+    const topUpUtr = await buyTopUp(s.test, topUp.id, topUp.services[0]!.id, '5123456');
+    await waitFor('the test top-up', async () => (await statusOf(topUpUtr)) === 1);
+    for (const api of [s.live, s.test]) expect((await successMessage(api.get(`/api/top-up/details?slug=${topUp.slug}`))).reviewStatic.hasAlreadyOrdered).toBe(false);
+  });
+
+  it("an Idempotency-Key of a test token never replays a live order's, nor one a live token could send", async () => {
+    const s = await shop();
+    const card = await createCard(app.services.db, { services: [{ price: '1.00' }] });
+    const body = { service_ids: [card.services[0]!.id], quantities: [1] };
+    const testUtr = (await successMessage(s.test.postJson('/api/card/make-order', body, { 'Idempotency-Key': 'K1' }))).utr;
+    for (const key of ['K1', 'test:K1']) {
+      const liveUtr = (await successMessage(s.live.postJson('/api/card/make-order', body, { 'Idempotency-Key': key }))).utr;
+      expect(liveUtr).not.toBe(testUtr);
+      expect((await app.services.sql`select livemode from orders where utr = ${liveUtr}`)[0]!.livemode).toBe(true);
+    }
+    // The test token's own repeat replays its own order.
+    expect((await successMessage(s.test.postJson('/api/card/make-order', body, { 'Idempotency-Key': 'K1' }))).utr).toBe(testUtr);
+  });
+
+  it('a test step whose next job cannot be added rolls back, and a refused top-up run again changes nothing', async () => {
+    const s = await shop();
+    const card = await createCard(app.services.db, { services: [{ price: '1.00' }] });
+    const placed = await placeOrder(app.services.db, {
+      accountId: s.id, kind: 'card', utr: newUtr('card'), topUpId: null, informations: null, fields: null,
+      lines: [{ serviceId: card.services[0]!.id, quantity: 13 }], idempotency: null, livemode: false,
+    });
+    if (placed.kind !== 'placed') throw new Error('not placed');
+    const deps = { db: app.services.db, codeKey: app.services.config.codeEncryptionKey, observe: () => {} };
+    const down = () => Promise.reject(new Error('redis is down'));
+    await expect(advanceTestOrder({ ...deps, scheduleStep: down }, placed.orderId, 0)).rejects.toThrow('redis is down');
+    const [row] = await app.services.sql`select status, routing_step, (select count(*)::int from card_codes c join order_lines l on l.id = c.order_line_id where l.order_id = o.id) as codes from orders o where id = ${placed.orderId}`;
+    expect(row).toEqual({ status: 0, routing_step: 0, codes: 0 });
+    const scheduled: number[] = [];
+    expect(await advanceTestOrder({ ...deps, scheduleStep: async (_o, step) => void scheduled.push(step) }, placed.orderId, 0)).toBe('stock_short');
+    expect(scheduled).toEqual([1]);
+
+    const topUp = await createTopUp(app.services.db, { orderFields: FORM, services: [{ price: '1.00' }] });
+    const refused = await buyTopUp(s.test, topUp.id, topUp.services[0]!.id, '5120000');
+    await waitFor('the refund', async () => (await statusOf(refused)) === 2);
+    const [row2] = await app.services.sql<{ id: number }[]>`select id::float8 as id from orders where utr = ${refused}`;
+    expect(await advanceTestOrder({ ...deps, scheduleStep: down }, row2!.id, 0)).toBe('noop');
+    expect((await app.services.sql`select count(*)::int as n from balance_ledger l join orders o on o.id = l.order_id where o.utr = ${refused} and l.kind = 'order_refund'`)[0]!.n).toBe(1);
+  });
+
   it('a burst of 1,000 test orders leaves the live ledger, stock, balances, campaign counters and metrics as they were', async () => {
     const s = await shop();
     const card = await createCard(app.services.db, { services: [{ price: '0.50' }] });

@@ -135,7 +135,8 @@ const assignment = builtStatement<'orderIds', Assignment>((slot) => {
   const completable = sql.join(sourcesOf(ORDER_STATUS.completed).map((s) => sql`${s}`), sql`, `);
   return sql`
     with locked as (
-      select id, status, created_at from ${orders} where id = any(${slot('orderIds')}::bigint[]) and kind = 'card' order by id for no key update
+      -- Live card orders only: a test order never takes a code from stock (C25; its callers leave it out too).
+      select id, status, created_at from ${orders} where id = any(${slot('orderIds')}::bigint[]) and kind = 'card' and livemode order by id for no key update
     ), owed_lines as (
       -- Locked too, and so read as last committed: the statement's snapshot was taken before it waited for the orders,
       -- and another transaction may have delivered to these lines meanwhile (a restock of another service, a job run
@@ -151,7 +152,7 @@ const assignment = builtStatement<'orderIds', Assignment>((slot) => {
       select distinct on (w.card_service_id) w.card_service_id, o.created_at, o.id
       from ${orderLines} w join ${orders} o on o.id = w.order_id
       where w.waiting and w.codes_owed > 0 and w.card_service_id in (select card_service_id from owed_lines)
-        and o.status = ${ORDER_STATUS.stock_short} and o.id <> all(${slot('orderIds')}::bigint[])
+        and o.status = ${ORDER_STATUS.stock_short} and o.livemode and o.id <> all(${slot('orderIds')}::bigint[])
       order by w.card_service_id, o.created_at, o.id
     ), owed as (
       select l.id, l.order_id, l.card_service_id, l.codes_owed, s.card_id,

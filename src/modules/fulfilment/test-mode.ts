@@ -7,7 +7,9 @@
  * - a top-up settles by the last four digits of its first order field: `0000` is refused (refunded), `1111` waits 30 s
  *   and then completes, anything else completes at once.
  * A later move (the restock, the pending top-up's completion) is the job of the order's next routing step, counted in
- * PostgreSQL like a supplier's status query, so it runs once whatever retries happen.
+ * PostgreSQL like a supplier's status query, so it runs once whatever retries happen. Its job is added before the step
+ * commits: it is delayed 30 s, far past the commit, and a job that cannot be added rolls the step back, so the step's
+ * own job runs again rather than leaving the order waiting for a job that never comes.
  */
 import { randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
@@ -15,7 +17,7 @@ import type { Db, Tx } from '../../db/client.js';
 import type { OrderFieldValue } from '../../db/schema.js';
 import { sealCode } from '../inventory/codes.js';
 import { nextRoutingStep } from '../order-state/delivery.js';
-import { statusChange, type StatusObserver } from '../order-state/events.js';
+import { statusChange, type StatusChange, type StatusObserver } from '../order-state/events.js';
 import { lockOrder, ORDER_STATUS, transitionOrder, type LockedOrder } from '../order-state/state.js';
 import { refundOrder } from './refunds.js';
 
@@ -51,22 +53,25 @@ export function testTopUpRule(fields: OrderFieldValue[] | null, informations: Re
  * the order moved on (by an earlier run, or an operator) does nothing.
  */
 export async function advanceTestOrder(deps: TestModeDeps, orderId: number, step: number): Promise<TestOutcome> {
-  const result = await deps.db.transaction(async (tx) => {
+  const { outcome, changes } = await deps.db.transaction(async (tx) => {
     const order = await lockOrder(tx, { id: orderId });
-    if (order.livemode || order.routing_step !== step || order.with_operator) return { outcome: 'noop' as const };
-    return order.kind === 'card' ? testCardStep(tx, deps, order) : testTopUpStep(tx, order);
+    if (order.livemode || order.routing_step !== step || order.with_operator) return { outcome: 'noop' as const, changes: [] };
+    const done = order.kind === 'card' ? await testCardStep(tx, deps, order) : await testTopUpStep(tx, order);
+    if (done.later !== null) await deps.scheduleStep({ id: orderId, utr: order.utr }, done.later, TEST_WAIT_MS);
+    return done;
   });
-  if ('change' in result && result.change) deps.observe(result.change);
-  if ('later' in result && result.later !== null) await deps.scheduleStep({ id: orderId, utr: result.utr }, result.later, TEST_WAIT_MS);
-  if ('refuse' in result) {
-    await refundOrder(deps.db, result.utr, 'Test top-up refused: its first field ends in 0000.', deps.observe);
-    return 'refunded';
-  }
-  return result.outcome;
+  for (const change of changes) deps.observe(change);
+  return outcome;
 }
 
-/** What a step did, for after its commit: the status change to report, and the next step to schedule. */
-type Step = { outcome: TestOutcome; utr: string; change: ReturnType<typeof statusChange> | null; later: number | null };
+/** What a step did: the status changes to report once committed, and the next step whose job to add (null: none). */
+type Step = { outcome: TestOutcome; changes: StatusChange[]; later: number | null };
+
+const moved = (outcome: TestOutcome, change: StatusChange | null, later: number | null = null): Step => ({
+  outcome: change ? outcome : 'noop',
+  changes: change ? [change] : [],
+  later,
+});
 
 /** A card order's lines get their codes: all of them, or one of a line of 13 on its first run (then the restock). */
 async function testCardStep(tx: Tx, deps: TestModeDeps, order: LockedOrder): Promise<Step> {
@@ -87,21 +92,24 @@ async function testCardStep(tx: Tx, deps: TestModeDeps, order: LockedOrder): Pro
   }
   // The restock is the next step's job, counted while the order is still `initiate` (as a routing step is).
   const later = short ? await nextRoutingStep(tx, order.id, order.routing_step) : null;
-  const moved = await transitionOrder(tx, order.id, short ? ORDER_STATUS.stock_short : ORDER_STATUS.completed);
-  return { outcome: moved ? (short ? 'stock_short' : 'completed') : 'noop', utr: order.utr, change: moved && statusChange(moved), later };
+  const to = await transitionOrder(tx, order.id, short ? ORDER_STATUS.stock_short : ORDER_STATUS.completed);
+  return moved(short ? 'stock_short' : 'completed', to && statusChange(to), later);
 }
 
 /** A top-up by its first field's last four digits: refused, completed, or completed on its next step 30 s later. */
-async function testTopUpStep(tx: Tx, order: LockedOrder): Promise<Step | { refuse: true; utr: string; outcome: TestOutcome }> {
+async function testTopUpStep(tx: Tx, order: LockedOrder): Promise<Step> {
+  if (order.status !== ORDER_STATUS.initiate) return moved('noop', null);
   const [row] = await tx.execute<{ fields: OrderFieldValue[] | null; informations: Record<string, string> | null }>(
     sql`select fields, informations from orders where id = ${order.id}`,
   );
   const rule = testTopUpRule(row!.fields, row!.informations);
-  // Refunded once this transaction has let the order go: the refund locks it again, through the state machine.
-  if (rule === 'refuse') return { refuse: true, utr: order.utr, outcome: 'refunded' };
-  if (rule === 'wait' && order.routing_step === 0) {
-    return { outcome: 'pending', utr: order.utr, change: null, later: await nextRoutingStep(tx, order.id, 0) };
+  if (rule === 'refuse') {
+    // In this transaction, which holds the order: a second run finds it refunded.
+    let change: StatusChange | null = null;
+    await refundOrder(tx, order.utr, 'Test top-up refused: its first field ends in 0000.', (refunded) => (change = refunded));
+    return moved('refunded', change);
   }
-  const moved = await transitionOrder(tx, order.id, ORDER_STATUS.completed);
-  return { outcome: moved ? 'completed' : 'noop', utr: order.utr, change: moved && statusChange(moved), later: null };
+  if (rule === 'wait' && order.routing_step === 0) return { outcome: 'pending', changes: [], later: await nextRoutingStep(tx, order.id, 0) };
+  const to = await transitionOrder(tx, order.id, ORDER_STATUS.completed);
+  return moved('completed', to && statusChange(to));
 }

@@ -259,8 +259,11 @@ const placementStatements = {
   test: { card: placementStatement('card', false), top_up: placementStatement('top_up', false) },
 };
 
-/** C25: an Idempotency-Key of a test token is another key than the same one of a live token. */
-const TEST_KEY_PREFIX = 'test:';
+/**
+ * C25: an Idempotency-Key of a test token is another key than any of a live token: stored after a line break, which
+ * no header value can hold, so no key a client sends can name a key of the other mode.
+ */
+const TEST_KEY_PREFIX = 'test\n';
 
 /**
  * Places an order in ONE statement (one round trip, one implicit transaction): check that every service is on

@@ -179,7 +179,8 @@ export async function changeAccountPrices(
       const [open] = await tx
         .select({ n: count() })
         .from(orders)
-        .where(and(eq(orders.accountId, accountId), inArray(orders.status, [ORDER_STATUS.initiate, ORDER_STATUS.stock_short])));
+        // Live orders only: a test order's refund goes to the test balance (C25), whose money is not real.
+        .where(and(eq(orders.accountId, accountId), eq(orders.livemode, true), inArray(orders.status, [ORDER_STATUS.initiate, ORDER_STATUS.stock_short])));
       if (toCents(account.balance) !== 0 || open!.n > 0) throw new AppError('currency_locked');
       await tx.update(balanceLedger).set({ currency: account.currency }).where(and(eq(balanceLedger.accountId, accountId), isNull(balanceLedger.currency)));
     }

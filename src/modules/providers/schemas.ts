@@ -108,6 +108,7 @@ export const OrderWithAttempts = z
     utr: z.string(),
     account_id: z.number().int(),
     kind: z.string(),
+    livemode: z.boolean().openapi({ description: 'C25: false for an order of a test key' }),
     status: z.number().int(),
     total: adminMoney,
     currency: z.string(),

@@ -208,7 +208,7 @@ export type AttemptView = {
 /** One order of any account, with its lines, its fields, where its delivery stands and every provider attempt (C22). */
 export async function showOrder(db: DbOrTx, utr: string) {
   const [order] = await db.execute<Record<string, unknown> & { id: number; total: string; refunded_amount: string; status: OrderStatus; kind: string; with_operator: boolean }>(sql`
-    select o.id::float8 as id, o.utr, o.account_id, o.kind, o.status, o.total, o.currency, o.rate::text as rate, o.refunded_amount, o.note,
+    select o.id::float8 as id, o.utr, o.account_id, o.kind, o.livemode, o.status, o.total, o.currency, o.rate::text as rate, o.refunded_amount, o.note,
            o.informations, o.fields, o.awaiting_operator_since, o.awaiting_operator_since is not null as with_operator,
            o.created_at, o.updated_at, o.completed_at,
            coalesce((select jsonb_agg(jsonb_build_object(

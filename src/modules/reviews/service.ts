@@ -54,12 +54,15 @@ export async function publishedReviews(
   return { rows: rows.map((r) => ({ ...r.review, author: r.author })), total: totals?.total ?? 0 };
 }
 
-/** The account's non-refunded orders of a top-up (C10), for values, statement placeholders or SQL expressions. */
+/**
+ * The account's non-refunded live orders of a top-up (C10; a test order buys nothing, C25), for values, statement
+ * placeholders or SQL expressions.
+ */
 export const orderedTopUp = (accountId: number | Placeholder | SQL, topUpId: number | Placeholder | SQL) =>
-  and(eq(orders.accountId, accountId), eq(orders.topUpId, topUpId), ne(orders.status, ORDER_STATUS.refund));
+  and(eq(orders.accountId, accountId), eq(orders.topUpId, topUpId), ne(orders.status, ORDER_STATUS.refund), eq(orders.livemode, true));
 
 /**
- * Whether the account has a non-refunded order of the product (C10 `hasAlreadyOrdered`).
+ * Whether the account has a non-refunded live order of the product (C10 `hasAlreadyOrdered`; what a review needs).
  * Top-up orders name their top-up on the order; card orders name their cards on the lines.
  */
 export async function hasOrderedProduct(db: DbOrTx, accountId: number, kind: ProductKind, productId: number): Promise<boolean> {
@@ -70,7 +73,7 @@ export async function hasOrderedProduct(db: DbOrTx, accountId: number, kind: Pro
           .select({ id: orders.id })
           .from(orderLines)
           .innerJoin(orders, eq(orders.id, orderLines.orderId))
-          .where(and(eq(orders.accountId, accountId), eq(orderLines.cardId, productId), ne(orders.status, ORDER_STATUS.refund)));
+          .where(and(eq(orders.accountId, accountId), eq(orderLines.cardId, productId), ne(orders.status, ORDER_STATUS.refund), eq(orders.livemode, true)));
   const rows = await query.limit(1);
   return rows.length > 0;
 }

@@ -99,8 +99,8 @@ class SetTestBalance implements fc.AsyncCommand<Model, Real> {
 async function agrees(m: Model, r: Real) {
   const [row] = await app.services.sql`
     select a.balance, a.test_balance,
-      (select coalesce(sum(amount), 0) from balance_ledger where account_id = a.id and livemode) as live_ledger,
-      (select coalesce(sum(amount), 0) from balance_ledger where account_id = a.id and not livemode) as test_ledger,
+      (select coalesce(sum(amount), 0)::numeric(14, 2) from balance_ledger where account_id = a.id and livemode) as live_ledger,
+      (select coalesce(sum(amount), 0)::numeric(14, 2) from balance_ledger where account_id = a.id and not livemode) as test_ledger,
       (select count(*)::int from card_codes where card_service_id = ${r.serviceId} and order_line_id is null) as stock
     from accounts a where a.id = ${r.accountId}`;
   expect(row).toEqual({ balance: money(m.live), test_balance: money(m.test), live_ledger: money(m.live), test_ledger: money(m.test), stock: m.stock });

@@ -11,7 +11,7 @@ export type InvariantReport = {
   linesWithWrongCodeCount: number;
   /** 2. Services whose campaign `offered_sell` exceeds `max_sell`, or campaigns that sold more units than their cap. */
   campaignCapsExceeded: number;
-  /** 3. Accounts whose balance differs from the sum of their ledger. */
+  /** 3. Accounts whose balance, or test balance (C25), differs from the sum of its own ledger entries. */
   ledgerMismatches: number;
   /** 3. Orders without exactly one debit of their total, or with a refund that is not their single, bounded one. */
   orderMoneyMismatches: number;
@@ -61,7 +61,8 @@ export async function checkInvariants(sql: Sql, accepted: string[] = []): Promis
   const ledgerMismatches = await count(
     sql,
     `select count(*) as n from accounts a
-     where a.balance <> (select coalesce(sum(amount), 0) from balance_ledger b where b.account_id = a.id)`,
+     where a.balance <> (select coalesce(sum(amount), 0) from balance_ledger b where b.account_id = a.id and b.livemode)
+        or coalesce(a.test_balance, 0) <> (select coalesce(sum(amount), 0) from balance_ledger b where b.account_id = a.id and not b.livemode)`,
   );
   const orderMoneyMismatches = await count(
     sql,

@@ -20,6 +20,7 @@ import { nextRoutingStep } from '../order-state/delivery.js';
 import { statusChange, type StatusChange, type StatusObserver } from '../order-state/events.js';
 import { lockOrder, ORDER_STATUS, transitionOrder, type LockedOrder } from '../order-state/state.js';
 import { refundOrder } from './refunds.js';
+import { fieldsOf } from './top-up-routing.js';
 
 /** A test card line of this quantity waits `stock_short` with one code (C25). */
 export const TEST_SHORT_QUANTITY = 13;
@@ -38,13 +39,12 @@ export type TestModeDeps = {
   scheduleStep: (order: { id: number; utr: string }, step: number, delayMs: number) => Promise<void>;
 };
 
-/** A generated test code: four groups of four upper-case hex digits after `TEST`. */
+/** A generated test code: `TEST-` and three groups of four upper-case hex digits. */
 const testCode = () => `TEST-${randomBytes(6).toString('hex').toUpperCase().match(/.{4}/g)!.join('-')}`;
 
-/** What the first order field's value ends with decides a test top-up (C25). */
-export function testTopUpRule(fields: OrderFieldValue[] | null, informations: Record<string, string> | null): 'refuse' | 'wait' | 'complete' {
-  const first = fields?.[0]?.value ?? Object.values(informations ?? {})[0] ?? '';
-  const last4 = first.slice(-4);
+/** What the first order field's value ends with decides a test top-up (C25); the fields as a supplier would get them. */
+export function testTopUpRule(order: { fields: OrderFieldValue[] | null; informations: Record<string, string> | null }): 'refuse' | 'wait' | 'complete' {
+  const last4 = (fieldsOf(order)[0]?.value ?? '').slice(-4);
   return last4 === '0000' ? 'refuse' : last4 === '1111' ? 'wait' : 'complete';
 }
 
@@ -102,7 +102,7 @@ async function testTopUpStep(tx: Tx, order: LockedOrder): Promise<Step> {
   const [row] = await tx.execute<{ fields: OrderFieldValue[] | null; informations: Record<string, string> | null }>(
     sql`select fields, informations from orders where id = ${order.id}`,
   );
-  const rule = testTopUpRule(row!.fields, row!.informations);
+  const rule = testTopUpRule(row!);
   if (rule === 'refuse') {
     // In this transaction, which holds the order: a second run finds it refunded.
     let change: StatusChange | null = null;

@@ -179,7 +179,7 @@ export async function advanceTopUpOrder(deps: RoutingDeps, orderId: number, step
 }
 
 /** The fields of an order placed before they were kept in the form's order: its labels, taken as text fields. */
-const fieldsOf = (order: RoutedOrder): OrderFieldValue[] =>
+export const fieldsOf = (order: Pick<RoutedOrder, 'fields' | 'informations'>): OrderFieldValue[] =>
   order.fields ?? Object.entries(order.informations ?? {}).map(([label, value]) => ({ name: label, label, type: 'text', value }));
 
 const supplierOrder = (order: RoutedOrder, attempt: Pick<Attempt, 'product_code' | 'destination'>): SupplierOrder | { missing: string } => {

@@ -55,6 +55,14 @@ describe('the Grafana dashboard (deploy/grafana-dashboard.json)', () => {
     }
   });
 
+  it('filters every order series by a Mode variable, live by default (C25: test orders apart)', async () => {
+    const board = await dashboard();
+    expect(board.templating.list.find((variable) => variable.name === 'mode')).toMatchObject({ query: 'live,test', current: { value: ['live'] } });
+    const orderExprs = dashboardExprs(board).filter((expr) => /orders_placed_total|order_status_changes_total/.test(expr));
+    expect(orderExprs.length).toBeGreaterThan(0);
+    for (const expr of orderExprs) expect(expr).toContain('mode=~"$mode"');
+  });
+
 });
 
 describe('reading metric names out of PromQL', () => {

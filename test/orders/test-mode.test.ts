@@ -67,6 +67,11 @@ describe('test keys and the test balance', () => {
     expect(testStatement[0]).toMatchObject({ kind: 'adjustment', amount: '-974.50', balance_after: '25.50' });
     expect((await successMessage(s.live.get('/api/account/statement'))).data).toEqual([]);
     expect(await expectFailure(await admin('POST', '/accounts/999999/test-balance', { amount: '1' }), 404)).toBe('No account with id 999999.');
+    for (const amount of ['-1.00', '1.001', 'ten', undefined]) {
+      const refused = await expectFailure(await admin('POST', `/accounts/${s.id}/test-balance`, amount === undefined ? {} : { amount }), 422);
+      expect(JSON.stringify(refused)).toContain('The amount field');
+    }
+    expect((await accountRow(s.id)).test_balance).toBe('25.50');
   });
 });
 

@@ -129,7 +129,15 @@ export function createApp(services: Services) {
     (c) => c.json({ status: 'ok' as const }, 200),
   );
   const Dependency = z.enum(['up', 'read_only', 'down']);
-  const Readiness = z.object({ status: z.enum(['ready', 'unavailable', 'draining']), postgres: Dependency, redis: Dependency });
+  const Readiness = z.object({
+    status: z.enum(['ready', 'unavailable', 'draining']),
+    postgres: Dependency,
+    redis: Dependency,
+    workers: z
+      .enum(['starting', 'up', 'down'])
+      .optional()
+      .openapi({ description: 'The worker process `npm start` supervises (absent where the process runs none); it does not change `status`: orders are taken while it is down' }),
+  });
   app.openapi(
     {
       ...endpoint({
@@ -144,8 +152,8 @@ export function createApp(services: Services) {
     },
     async (c) => {
       const [postgres, redis] = await dependenciesTakeWrites(services);
-      const status = services.lifecycle.draining ? 'draining' : postgres === 'up' && redis === 'up' ? 'ready' : 'unavailable';
-      return c.json({ status, postgres, redis } as const, status === 'ready' ? 200 : 503);
+      const status: z.infer<typeof Readiness>['status'] = services.lifecycle.draining ? 'draining' : postgres === 'up' && redis === 'up' ? 'ready' : 'unavailable';
+      return c.json({ status, postgres, redis, workers: services.lifecycle.workers }, status === 'ready' ? 200 : 503);
     },
   );
   const metrics = endpoint({

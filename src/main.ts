@@ -24,7 +24,7 @@ function listen(fetch: ReturnType<typeof createApp>['fetch'], lane: Lane, config
  * What `npm start` says on stdout once it serves (the logs are JSON on stderr): where to go, and what needs the
  * operator: a key file that must now be backed up, a setting meant for local testing only.
  */
-function banner(config: Config, createdKeyFile: string | null): string {
+function banner(config: Config, createdKeyFile: string | null, workersWaiting: boolean): string {
   const base = config.PUBLIC_BASE_URL?.replace(/\/+$/, '') ?? `http://localhost:${config.PORT}`;
   const lines = [
     `Store API:       ${base}/api/`,
@@ -34,6 +34,9 @@ function banner(config: Config, createdKeyFile: string | null): string {
       ? `Queue dashboard: ${base}/admin/queues (any user name, ADMIN_TOKEN as the password)`
       : 'Queue dashboard: off, as is the admin API (/admin/): ADMIN_TOKEN is not set',
   ];
+  if (workersWaiting) {
+    lines.push('Workers:         not running yet (see the log): started again with back-off; orders are taken meanwhile and fulfilled once they run');
+  }
   if (createdKeyFile) {
     lines.push(`Created the card-code encryption key ${createdKeyFile}: back it up with the database backups, which are unreadable without it`);
   }
@@ -74,9 +77,7 @@ onShutdown(services.logger, services.config.SHUTDOWN_TIMEOUT_MS, async (deadline
   await services.close(deadline);
 });
 
-await startOrExit(async () => {
-  await workers?.ready;
-  const { config, logger } = services;
-  process.stdout.write(banner(config, createdKeyFile));
-  logger.info({ port: config.PORT, workers: Boolean(workers) }, 'listening');
-});
+// The banner once the first worker process is ready, or has failed to start: the API serves either way.
+const workersReady = await workers?.firstStart;
+process.stdout.write(banner(services.config, createdKeyFile, workersReady === false));
+services.logger.info({ port: services.config.PORT, workers: services.lifecycle.workers ?? 'none' }, 'listening');

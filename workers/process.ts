@@ -13,21 +13,28 @@ export type FromWorkerProcess = { type: 'ready' } | { type: 'series'; id: number
 
 /** The worker entry beside this module: workers/main.ts under tsx, dist/workers/main.js once compiled. */
 const ENTRY = fileURLToPath(new URL(`./main${import.meta.url.slice(import.meta.url.lastIndexOf('.'))}`, import.meta.url));
-const RESTART_DELAY_MS = 1000;
+/** The wait before the next start after a worker process ended, doubled after each start that fails, up to the cap. */
+const RESTART_DELAY_MS = { first: 1000, max: 30_000 };
 const PEER_ANSWER_MS = 1000;
 
 /**
  * `npm start`'s workers, in a child process of their own: fulfilment gets its own event loop (and core)
  * instead of adding to the latency of the requests it shares a loop with. The child runs `npm run worker`'s
  * entry with the same environment; the API's /metrics includes its series (asked over IPC at each scrape).
- * `ready` settles once the first one has started its workers, and rejects if it ended before; a worker
- * process that ends later is started again. One whose parent has gone shuts down by itself.
+ *
+ * The child is supervised: one that ends, before it was ready (Redis or PostgreSQL away during its start) or
+ * after, is started again with back-off, while the API keeps serving; `lifecycle.workers` (shown by /ready) says
+ * where it is. `firstStart` settles with whether the first child got ready. One whose parent has gone shuts down
+ * by itself.
  */
-export function startWorkerProcess({ logger, metrics }: Services): RunningWorkers & { ready: Promise<void> } {
+export function startWorkerProcess({ logger, metrics, lifecycle }: Services): RunningWorkers & { firstStart: Promise<boolean> } {
   let closing = false;
   let restart: NodeJS.Timeout | undefined;
+  let delay = RESTART_DELAY_MS.first;
   const answers = new Map<number, (series: ProcessSeries) => void>();
   let asked = 0;
+  let settleFirstStart: (ready: boolean) => void = () => {};
+  const firstStart = new Promise<boolean>((resolve) => (settleFirstStart = resolve));
 
   const forkWorkers = () => {
     // Its own process group: a Ctrl-C in the terminal reaches only `npm start`, which then stops it in order.
@@ -43,33 +50,37 @@ export function startWorkerProcess({ logger, metrics }: Services): RunningWorker
     });
     return child;
   };
-  const restartLater = () => {
-    restart = setTimeout(() => {
-      const child = (current = forkWorkers());
-      readiness(child).then(
-        () => restartWhenItEnds(child),
-        (err: Error) => {
-          if (closing) return;
-          logger.error({ err }, 'the worker process did not start; trying again');
-          restartLater();
-        },
-      );
-    }, RESTART_DELAY_MS);
+  const startLater = () => {
+    lifecycle.workers = 'down';
+    restart = setTimeout(start, delay);
+    delay = Math.min(delay * 2, RESTART_DELAY_MS.max);
   };
-  const restartWhenItEnds = (child: ChildProcess) =>
-    child.once('exit', (code, signal) => {
-      if (closing) return;
-      logger.error({ code, signal }, `the worker process ended; starting another in ${RESTART_DELAY_MS} ms`);
-      restartLater();
-    });
+  const start = () => {
+    const child = (current = forkWorkers());
+    lifecycle.workers = 'starting';
+    readiness(child).then(
+      () => {
+        lifecycle.workers = 'up';
+        delay = RESTART_DELAY_MS.first;
+        settleFirstStart(true);
+        child.once('exit', (code, signal) => {
+          if (closing) return;
+          logger.error({ code, signal }, `the worker process ended; starting another in ${delay} ms`);
+          startLater();
+        });
+      },
+      (err: Error) => {
+        // Stopped while still starting: the shutdown under way ends the process.
+        if (closing) return;
+        settleFirstStart(false);
+        logger.error({ err }, `the worker process did not start; trying again in ${delay} ms`);
+        startLater();
+      },
+    );
+  };
 
-  let current = forkWorkers();
-  const first = current;
-  // Stopped while still starting: the shutdown under way ends the process, so `ready` need not settle.
-  const ready = readiness(first).then(
-    () => void restartWhenItEnds(first),
-    (err: unknown) => (closing ? new Promise<void>(() => {}) : Promise.reject(err)),
-  );
+  let current: ChildProcess;
+  start();
 
   metrics.addPeer(
     () =>
@@ -87,11 +98,12 @@ export function startWorkerProcess({ logger, metrics }: Services): RunningWorker
   );
 
   return {
-    ready,
+    firstStart,
     close: async (deadline = Date.now() + 10_000) => {
       closing = true;
       clearTimeout(restart);
       if (current.exitCode !== null || current.signalCode !== null) return;
+      lifecycle.workers = 'down';
       const exited = once(current, 'exit');
       current.kill('SIGTERM');
       await until(deadline, exited);

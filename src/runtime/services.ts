@@ -21,11 +21,17 @@ export type Services = Database & {
   catalogCache: SharedCache;
   /** Bearer-token lookups (A1 tokens), 30 s at most. */
   tokenCache: SharedCache;
-  /** Set once the process starts draining (SIGTERM): /ready then answers 503, so a load balancer stops sending (C21). */
-  lifecycle: { draining: boolean };
+  /**
+   * `draining`: set once the process starts draining (SIGTERM): /ready then answers 503, so a load balancer stops
+   * sending (C21). `workers`: the state of the worker process `npm start` supervises (absent in other processes).
+   */
+  lifecycle: { draining: boolean; workers?: WorkerProcessState };
   /** Rate limiters kept in Redis; while Redis is unreachable one in process memory stands in, logged and counted. */
   limiter: LimiterFactory;
 };
+
+/** A supervised worker process: forked and not ready yet, taking jobs, or ended and waiting for its next start. */
+export type WorkerProcessState = 'starting' | 'up' | 'down';
 
 /** The queue states /metrics reports. */
 const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;

@@ -89,7 +89,7 @@ describe('stopping (C20)', () => {
     // A load balancer's health check fails at once, while requests are still served and each answer closes its connection.
     const ready = await fetch(`${base}/ready`);
     expect(ready.status).toBe(503);
-    expect(await ready.json()).toEqual({ status: 'draining', postgres: 'up', redis: 'up' });
+    expect(await ready.json()).toEqual({ status: 'draining', postgres: 'up', redis: 'up', workers: 'down' });
     const health = await fetch(`${base}/health`);
     expect(health.status).toBe(200);
     expect(health.headers.get('connection')).toBe('close');

@@ -8,6 +8,7 @@ import { addCodes } from '../../src/modules/inventory/service.js';
 import { createCard } from '../helpers/fixtures.js';
 import { createTestDatabase } from '../helpers/harness.js';
 import { freePort, runEntry, scrape, sleep, TEST_METRICS_TOKEN, waitForHttp, type Run } from '../helpers/processes.js';
+import { ownRedis } from '../helpers/redis-server.js';
 
 /**
  * `npm start` runs the workers in a child process of their own (workers/process.ts): orders are fulfilled
@@ -55,8 +56,8 @@ afterAll(async () => {
   await database?.drop();
 });
 
-async function startApi(): Promise<Run> {
-  const run = runEntry('src/main.ts', env);
+async function startApi(overrides: Record<string, string> = {}): Promise<Run> {
+  const run = runEntry('src/main.ts', { ...env, ...overrides });
   runs.push(run);
   await waitForHttp(`${baseUrl}/health`, run);
   // The banner comes once the worker process is ready.
@@ -84,6 +85,9 @@ const alive = (pid: number) => {
     return false;
   }
 };
+
+type Readiness = { status: string; redis: string; workers?: string };
+const readiness = async () => (await fetch(`${baseUrl}/ready`)).json() as Promise<Readiness>;
 
 async function orderCompleted(): Promise<string> {
   const answer = await fetch(`${baseUrl}/api/card/make-order`, {
@@ -140,5 +144,41 @@ describe('npm start runs its workers in a child process', () => {
     api.process.kill('SIGKILL');
     await api.exit;
     await expect.poll(() => alive(worker!), { timeout: 10_000 }).toBe(false);
+  }, 60_000);
+
+  it('keeps serving when Redis goes away while its worker process starts, and starts the workers once Redis is back', async () => {
+    const redis = await ownRedis();
+    try {
+      const run = runEntry('src/main.ts', { ...env, REDIS_URL: redis.url, LOG_LEVEL: 'info' });
+      runs.push(run);
+      // The port is served before the worker process is forked; it is still loading when Redis stops.
+      await waitForHttp(`${baseUrl}/health`, run);
+      await redis.stop();
+
+      // The worker process's start fails naming Redis; `npm start` goes on serving.
+      await expect.poll(() => run.stderr(), { timeout: 30_000 }).toMatch(/^REDIS_URL: cannot connect to /m);
+      await sleep(500);
+      run.ensureRunning();
+      expect(run.stderr()).toContain('the worker process did not start; trying again');
+      await expect.poll(() => run.stdout(), { timeout: 10_000 }).toContain('Workers:         not running yet');
+      run.ensureRunning();
+      expect(await readiness()).toMatchObject({ status: 'unavailable', redis: 'down', workers: expect.stringMatching(/^(down|starting)$/) });
+      expect((await fetch(`${baseUrl}/health`)).status).toBe(200);
+
+      await redis.start();
+      await expect.poll(readiness, { timeout: 40_000, interval: 250 }).toEqual({ status: 'ready', postgres: 'up', redis: 'up', workers: 'up' });
+      await orderCompleted();
+      run.ensureRunning();
+      await run.stop();
+      expect(await run.exit).toEqual({ code: 0, signal: null });
+    } finally {
+      await redis.close();
+    }
+  }, 120_000);
+
+  it('/ready says the workers are up once the worker process is ready', async () => {
+    const api = await startApi();
+    expect(await readiness()).toEqual({ status: 'ready', postgres: 'up', redis: 'up', workers: 'up' });
+    await api.stop();
   }, 60_000);
 });

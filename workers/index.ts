@@ -5,7 +5,7 @@ import { statusObserver } from '../src/modules/order-state/index.js';
 import { syncEnvironmentProvider } from '../src/modules/providers/index.js';
 import { createCircuits } from '../src/modules/suppliers/index.js';
 import { FulfilmentJob, QUEUE_NAMES, RestockJob, RoutingJob, scheduleRoutingStep, WebhookJob } from '../src/queues/index.js';
-import { attemptDelivery } from '../src/modules/webhooks/index.js';
+import { attemptRecorder, createWebhookSender, deliverBatch } from '../src/modules/webhooks/index.js';
 import { startCampaignSync } from './campaign-sync.js';
 import { startBalanceWatch } from './balance-watch.js';
 import { startStockKeeping } from './stock-keeping.js';
@@ -47,7 +47,14 @@ export async function startWorkers(services: Services, options: WorkerOptions = 
     settleBaseMs: options.settleBaseMs ?? config.PROVIDER_STATUS_QUERY_MS,
   };
   const fulfilment = { db: services.db, metrics: services.metrics, suppliers };
-  const delivery = { db: services.db, config: services.config, metrics: services.metrics, retryDelaysMs: options.webhookRetryDelaysMs };
+  const sender = createWebhookSender();
+  const delivery = {
+    config: services.config,
+    metrics: services.metrics,
+    sender,
+    record: attemptRecorder(services.db),
+    retryDelaysMs: options.webhookRetryDelaysMs,
+  };
   // Card orders of jobs that arrive while a batch transaction runs go together in the next one; top-ups go one job
   // at a time, at most WORKER_CONCURRENCY at once (as many as before batching).
   const fulfil = batchedFulfilment({ ...fulfilment, logger: services.logger }, { topUpsAtOnce: config.WORKER_CONCURRENCY });
@@ -58,8 +65,8 @@ export async function startWorkers(services: Services, options: WorkerOptions = 
       restockCardService(services.db, job.cardServiceId, statusObserver({ logger, metrics: services.metrics })),
     ),
     startQueueWorker(services, QUEUE_NAMES.routing, RoutingJob, (job, { logger }) => advanceOrder({ ...fulfilment, logger }, job.orderId, job.step)),
-    // Deliveries wait on the network, not on the database: more of them at once than other jobs.
-    startQueueWorker(services, QUEUE_NAMES.webhooks, WebhookJob, (job) => attemptDelivery(delivery, job.deliveryId), 32),
+    // Deliveries wait on the network, not on the database: more of them at once than other jobs (a job sends up to 50).
+    startQueueWorker(services, QUEUE_NAMES.webhooks, WebhookJob, (job) => deliverBatch(services.db, delivery, job.deliveryIds), 32),
   ];
   // Timers, not Redis-stored schedules: they keep running after Redis loses its data. Campaign sync is
   // one such timer (every 2 s, one process at a time on an advisory lock); store changes also run it in
@@ -76,6 +83,7 @@ export async function startWorkers(services: Services, options: WorkerOptions = 
     close: async (deadline = Date.now() + 10_000) => {
       await Promise.all([...timers, ...workers].map((w) => until(deadline, w.close())));
       await Promise.all(workers.map((w) => w.release()));
+      await sender.close();
     },
   };
 }

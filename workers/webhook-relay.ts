@@ -11,6 +11,8 @@ export type WebhookRelayOptions = {
   /** A delivery handed to the queue this long ago and still pending is handed again (Redis lost the job). */
   lostAfterMs?: number;
   batchSize?: number;
+  /** The most deliveries of one endpoint handed and not yet answered (WEBHOOK_ENDPOINT_IN_FLIGHT). */
+  perEndpoint?: number;
 };
 
 /**
@@ -19,13 +21,13 @@ export type WebhookRelayOptions = {
  * transaction as the jobs are added: when Redis refuses them, the rows stay due for the next run.
  */
 export function startWebhookRelay(services: Services, options: WebhookRelayOptions = {}): Periodic {
-  const { intervalMs = 500, lostAfterMs = 60_000, batchSize = 500 } = options;
+  const { intervalMs = 100, lostAfterMs = 60_000, batchSize = 2000, perEndpoint = services.config.WEBHOOK_ENDPOINT_IN_FLIGHT } = options;
   const { db, queues, logger } = services;
   return runPeriodically(
     db,
     { lockKey: WEBHOOK_RELAY_LOCK, intervalMs, onError: (err) => logger.warn({ err }, 'webhook relay failed') },
     async (tx) => {
-      const due = await dueDeliveries(tx, batchSize, lostAfterMs);
+      const due = await dueDeliveries(tx, { limit: batchSize, lostAfterMs, perEndpoint });
       if (due.length === 0) return;
       await queues.webhooks.addBulk(webhookJobs(due));
     },

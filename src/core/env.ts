@@ -70,6 +70,8 @@ const EnvSchema = z.object({
   TRUST_PROXY: booleanFlag.default(false),
   RUN_WORKERS: booleanFlag.default(true),
   WORKER_CONCURRENCY: positiveInt.default(8),
+  /** The most deliveries of one webhook endpoint on their way at once: a slow receiver never takes the others' senders. */
+  WEBHOOK_ENDPOINT_IN_FLIGHT: positiveInt.default(16),
   /** How long a worker holds a job's lock between renewals; a crashed worker's jobs run again after about this long. */
   JOB_LOCK_SECONDS: positiveInt.default(30),
   TOPUP_PROVIDER: z.enum(['manual', 'http']).default('manual'),

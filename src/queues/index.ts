@@ -34,13 +34,29 @@ export const routingJobId = (utr: string, step: number) => `advance-${utr}-${ste
 export const RestockJob = z.object({ cardServiceId: z.number().int().positive() });
 export type RestockJob = z.infer<typeof RestockJob>;
 
-/** One attempt of one webhook delivery (jobId = `webhook-<delivery id>-<hand-off ms>`: one job per hand-off). */
-export const WebhookJob = z.object({ deliveryId: z.number().int().positive() });
+/** The most deliveries one webhook job carries. */
+export const WEBHOOK_JOB_DELIVERIES = 50;
+
+/**
+ * One attempt of each of a few webhook deliveries (jobId = `webhooks-<first delivery id>-<hand-off ms>`: one job per
+ * hand-off).
+ */
+export const WebhookJob = z.object({ deliveryIds: z.array(z.number().int().positive()).min(1).max(WEBHOOK_JOB_DELIVERIES) });
 export type WebhookJob = z.infer<typeof WebhookJob>;
 
-/** The jobs of deliveries handed to the queue at `handOff` (ms). */
-export const webhookJobs = (due: Array<{ id: number; handOff: number }>) =>
-  due.map(({ id, handOff }) => ({ name: 'deliver', data: { deliveryId: id }, opts: { jobId: `webhook-${id}-${handOff}` } }));
+/**
+ * The jobs of deliveries handed to the queue at `handOff` (ms): an endpoint's deliveries together, so that a slow
+ * receiver holds few jobs, in jobs of at most WEBHOOK_JOB_DELIVERIES.
+ */
+export function webhookJobs(due: ReadonlyArray<{ id: number; endpointId: number | null; handOff: number }>) {
+  const byEndpoint = [...due].sort((a, b) => (a.endpointId ?? 0) - (b.endpointId ?? 0) || a.id - b.id);
+  const jobs = [];
+  for (let i = 0; i < byEndpoint.length; i += WEBHOOK_JOB_DELIVERIES) {
+    const chunk = byEndpoint.slice(i, i + WEBHOOK_JOB_DELIVERIES);
+    jobs.push({ name: 'deliver', data: { deliveryIds: chunk.map((d) => d.id) }, opts: { jobId: `webhooks-${chunk[0]!.id}-${chunk[0]!.handOff}` } });
+  }
+  return jobs;
+}
 
 export type Queues = {
   fulfilment: Queue<FulfilmentJob>;

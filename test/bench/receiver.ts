@@ -1,21 +1,27 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-/** A webhook receiver that answers 204 at once and counts: the bench measures the sender, not a verifier. */
-export async function startCountingReceiver() {
+/**
+ * A webhook receiver that answers 204 and counts: the bench measures the sender, not a verifier. Requests to a path
+ * under `/slow` are answered `slowMs` later (a receiver that takes its time).
+ */
+export async function startCountingReceiver({ slowMs = 9000 } = {}) {
   let received = 0;
   const server = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
       received += 1;
-      res.writeHead(204).end();
+      if (req.url?.startsWith('/slow')) setTimeout(() => res.writeHead(204).end(), slowMs);
+      else res.writeHead(204).end();
     });
   });
   server.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    url: `${origin}/hook`,
+    slowUrl: `${origin}/slow`,
     received: () => received,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () => new Promise<void>((resolve) => (server.close(() => resolve()), server.closeAllConnections())),
   };
 }

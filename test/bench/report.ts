@@ -30,6 +30,17 @@ const TARGETS: Target[] = [
   // Informational: what webhooks and a second API process change, next to the figures without.
   { prefix: 'placement.card.webhooks', check: null, text: '' },
   { prefix: 'e2e.card.webhooks', check: null, text: '' },
+  // Delivery keeps up with the completions it follows, and a slow endpoint leaves the others' latency as it was.
+  {
+    prefix: 'webhooks.delivered.slow-endpoint',
+    check: (r, base) => r.p99_ms <= (base?.p99_ms ?? 0) * 1.2 && r.errors === 0,
+    text: 'others p99 ≤ 1.2× webhooks.delivered',
+  },
+  {
+    prefix: 'webhooks.delivered',
+    check: (r) => (r.ratio ?? 0) >= 1 && r.p50_ms <= 1000 && r.p99_ms <= 5000 && r.errors === 0,
+    text: '≥1.0× completions, p50 ≤ 1 s, p99 ≤ 5 s',
+  },
   { prefix: 'scale.', check: null, text: '' },
   // C24: a tiered account's reads and a converted account's orders, each against the plain account's in the same run.
   ...comparedInTurns('prices', 'plain', 0.9),

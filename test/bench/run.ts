@@ -313,9 +313,20 @@ async function measureService(report: Report, { sql }: Database, data: Data): Pr
   await registerEndpoints(sql, key, [...many, hot].map((a) => a.id), receiver.url);
   report.add('placement.card.webhooks', await measureHttp(target, cardOrders(catalog, tokens)), 'placement.card');
   await drain(target);
-  report.add('e2e.card.webhooks', await endToEnd(target, cardOrders(catalog, tokens), size.e2eOrders), 'e2e.card.1-worker');
+  await deliveriesSettled(sql, receiver, 0);
+  // Orders of 64 accounts, each with its endpoint: the events of each order go to the endpoint of its account.
+  const webhookTokens = tokens.slice(0, 64);
+  let since = await lastEventId(sql);
+  report.add('e2e.card.webhooks', await endToEnd(target, cardOrders(catalog, webhookTokens), size.e2eOrders), 'e2e.card.1-worker');
   await drain(target);
-  report.add('webhooks.delivered', await deliveriesSettled(sql, receiver), null);
+  report.add('webhooks.delivered', await deliveriesSettled(sql, receiver, since), 'e2e.card.webhooks');
+  // The same with one of the 64 endpoints answering 9 s after each request: the others' figures, and its own.
+  const [slowEndpoint] = await sql<{ id: number }[]>`
+    update webhook_endpoints set url = ${receiver.slowUrl} where account_id = ${many[0]!.id} returning id`;
+  since = await lastEventId(sql);
+  report.add('e2e.card.webhooks.slow-endpoint', await endToEnd(target, cardOrders(catalog, webhookTokens), size.e2eOrders), 'e2e.card.webhooks');
+  await drain(target);
+  report.add('webhooks.delivered.slow-endpoint', await deliveriesSettled(sql, receiver, since, slowEndpoint!.id), 'webhooks.delivered');
   await sql`update webhook_endpoints set deleted_at = now()`;
 
   step('reads, each against a bare node:http server sending the same bytes');
@@ -392,27 +403,50 @@ async function waitForWorkers(count: number, child: Child): Promise<void> {
   }
 }
 
-/** Deliveries per second from the first event to the last delivery, once every delivery has settled. */
-async function deliveriesSettled(sql: Database['sql'], receiver: { received: () => number }): Promise<{ rps: number; p50_ms: number; p99_ms: number; errors: number; note: string }> {
+/** The newest webhook event so far: the deliveries of a scenario are those of later events. */
+async function lastEventId(sql: Database['sql']): Promise<string> {
+  const [row] = await sql`select coalesce(max(id), 0)::text as id from webhook_events`;
+  return row!.id as string;
+}
+
+/**
+ * Deliveries per second of the events after `sinceEvent`, from the first event to the last delivery, once every
+ * delivery has settled; latency is event written → receiver answered. With `apartFrom`, the figures leave that
+ * endpoint's deliveries out (the note gives its own).
+ */
+async function deliveriesSettled(
+  sql: Database['sql'],
+  receiver: { received: () => number },
+  sinceEvent: string | number,
+  apartFrom: number | null = null,
+): Promise<{ rps: number; p50_ms: number; p99_ms: number; errors: number; note: string }> {
   const deadline = Date.now() + 300_000;
   for (;;) {
     const [row] = await sql`select count(*) filter (where status = 'pending')::int as pending from webhook_deliveries`;
     if (row!.pending === 0 || Date.now() > deadline) break;
     await sleep(200);
   }
-  const [row] = await sql`
+  const figures = (which: 'apart' | 'only') => sql`
     select count(*) filter (where d.status = 'delivered')::int as delivered,
            count(*) filter (where d.status <> 'delivered')::int as other,
            extract(epoch from max(d.delivered_at) - min(e.created_at)) as seconds,
            percentile_cont(0.5) within group (order by extract(epoch from d.delivered_at - e.created_at) * 1000) as p50,
            percentile_cont(0.99) within group (order by extract(epoch from d.delivered_at - e.created_at) * 1000) as p99
-    from webhook_deliveries d join webhook_events e on e.id = d.event_id`;
+    from webhook_deliveries d join webhook_events e on e.id = d.event_id
+    where e.id > ${sinceEvent}
+      and ${which === 'apart' ? sql`d.endpoint_id is distinct from ${apartFrom}` : sql`d.endpoint_id = ${apartFrom}`}`;
+  const [row] = await figures('apart');
+  let note = `${row!.delivered} delivered (event written → receiver answered), ${receiver.received()} requests received in all`;
+  if (apartFrom !== null) {
+    const [slow] = await figures('only');
+    note += `; the slow endpoint: ${slow!.delivered} delivered, p50 ${Math.round(Number(slow!.p50 ?? 0))} ms, p99 ${Math.round(Number(slow!.p99 ?? 0))} ms`;
+  }
   return {
     rps: row!.delivered / Number(row!.seconds ?? 1),
     p50_ms: Number(row!.p50 ?? 0),
     p99_ms: Number(row!.p99 ?? 0),
     errors: row!.other,
-    note: `${row!.delivered} delivered (event written → receiver answered), ${receiver.received()} requests received`,
+    note,
   };
 }
 

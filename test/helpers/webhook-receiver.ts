@@ -16,10 +16,18 @@ export async function startReceiver(secret?: string) {
   let answer = 200;
   let location: string | undefined;
   let requests = 0;
+  let delayMs = 0;
+  let inFlight = 0;
+  let mostInFlight = 0;
+  let connections = 0;
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
+    inFlight += 1;
+    mostInFlight = Math.max(mostInFlight, inFlight);
+    res.once('close', () => (inFlight -= 1));
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
+    req.on('end', () => setTimeout(answerRequest, delayMs));
+    const answerRequest = () => {
       requests += 1;
       const raw = Buffer.concat(chunks).toString('utf8');
       if (answer >= 200 && answer < 300) {
@@ -34,8 +42,9 @@ export async function startReceiver(secret?: string) {
         }
       }
       res.writeHead(answer, { 'content-type': 'text/plain', ...(location ? { location } : {}) }).end(answer < 300 ? 'ok' : 'receiver is down');
-    });
+    };
   });
+  server.on('connection', () => (connections += 1));
   server.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   return {
@@ -43,6 +52,13 @@ export async function startReceiver(secret?: string) {
     received,
     rejected,
     requests: () => requests,
+    /** The most requests it held at once, and the TCP connections they came on. */
+    mostInFlight: () => mostInFlight,
+    connections: () => connections,
+    /** Answers each request `ms` after it came in (a slow receiver). */
+    answerAfter: (ms: number) => {
+      delayMs = ms;
+    },
     trust: (endpointSecret: string) => {
       verifier = new Webhook(endpointSecret);
     },
@@ -51,7 +67,7 @@ export async function startReceiver(secret?: string) {
       answer = status;
       location = redirectTo;
     },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () => new Promise<void>((resolve) => (server.close(() => resolve()), server.closeAllConnections())),
   };
 }
 

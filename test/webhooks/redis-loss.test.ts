@@ -32,7 +32,7 @@ it('delivers every event whose queued job Redis lost, from the outbox in Postgre
     utrs.push(order.utr);
   }
   // The relay hands the five deliveries to the queue as it would…
-  const due = await dueDeliveries(app.services.db, 100, 60_000);
+  const due = await dueDeliveries(app.services.db, { limit: 100, lostAfterMs: 60_000, perEndpoint: 16 });
   expect(due).toHaveLength(5);
   await app.services.queues.webhooks.addBulk(webhookJobs(due));
   // …and then Redis loses everything this service kept there (a restart without persistence).

@@ -1,7 +1,6 @@
 import { lookup, type LookupAddress } from 'node:dns';
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { Agent, request } from 'undici';
 
 /**
  * Where webhooks may go (C17, no SSRF): https only, and never to loopback, private, link-local or other
@@ -77,46 +76,50 @@ const guardedLookup =
 
 export type WebhookAnswer = { status: number; excerpt: string };
 
+/** Sends deliveries over kept-alive connections: one undici pool per origin, shared by every delivery to it. */
+export type WebhookSender = {
+  /**
+   * POSTs one delivery: redirects are not followed (a 3xx is an answer like any other), the whole exchange has
+   * `timeoutMs`, and only the first `excerptBytes` of the answer are read (a receiver cannot flood the worker).
+   */
+  post: (target: string, headers: Record<string, string>, body: string, options: { allowPrivate: boolean; timeoutMs: number; excerptBytes: number }) => Promise<WebhookAnswer>;
+  close: () => Promise<void>;
+};
+
 /**
- * POSTs one delivery: redirects are not followed (a 3xx is an answer like any other), the whole exchange has
- * `timeoutMs`, and only the first `excerptBytes` of the answer are read (a receiver cannot flood the worker).
+ * A sender with two undici agents (each a pool per origin with keep-alive): one whose connections refuse internal
+ * addresses, one for WEBHOOK_ALLOW_PRIVATE and the operators' own ADMIN_WEBHOOK_URL. `connectionsPerOrigin` bounds
+ * the sockets to one origin; the per-endpoint cap of the relay bounds the deliveries in flight to one endpoint.
  */
-export function postWebhook(
-  target: string,
-  headers: Record<string, string>,
-  body: string,
-  { allowPrivate, timeoutMs, excerptBytes }: { allowPrivate: boolean; timeoutMs: number; excerptBytes: number },
-): Promise<WebhookAnswer> {
-  const problem = endpointUrlProblem(target, allowPrivate);
-  if (problem) return Promise.reject(new Error(problem));
-  const url = new URL(target);
-  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-  return new Promise((resolve, reject) => {
-    const request = send(
-      url,
-      {
+export function createWebhookSender({ connectionsPerOrigin = 64 } = {}): WebhookSender {
+  const agent = (allowPrivate: boolean) =>
+    new Agent({ connections: connectionsPerOrigin, keepAliveTimeout: 30_000, connect: { lookup: guardedLookup(allowPrivate) } });
+  const agents = { guarded: agent(false), open: agent(true) };
+  return {
+    post: async (target, headers, body, { allowPrivate, timeoutMs, excerptBytes }) => {
+      const problem = endpointUrlProblem(target, allowPrivate);
+      if (problem) throw new Error(problem);
+      const answer = await request(target, {
         method: 'POST',
         headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-        lookup: guardedLookup(allowPrivate),
+        body,
+        dispatcher: allowPrivate ? agents.open : agents.guarded,
         signal: AbortSignal.timeout(timeoutMs),
-      },
-      (response) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        const answer = () => resolve({ status: response.statusCode ?? 0, excerpt: Buffer.concat(chunks).toString('utf8').slice(0, excerptBytes) });
-        response.on('data', (chunk: Buffer) => {
+      });
+      const chunks: Buffer[] = [];
+      let size = 0;
+      try {
+        for await (const chunk of answer.body as AsyncIterable<Buffer>) {
           chunks.push(chunk);
           size += chunk.length;
-          if (size >= excerptBytes) {
-            answer();
-            response.destroy();
-          }
-        });
-        response.on('end', answer);
-        response.on('error', answer);
-      },
-    );
-    request.on('error', reject);
-    request.end(body);
-  });
+          // More than the excerpt: the rest is not read, and its connection is closed instead of kept.
+          if (size >= excerptBytes) break;
+        }
+      } catch {
+        // An answer cut short still has its status: the excerpt is what came.
+      }
+      return { status: answer.statusCode, excerpt: Buffer.concat(chunks).toString('utf8').slice(0, excerptBytes) };
+    },
+    close: async () => void (await Promise.all([agents.guarded.close(), agents.open.close()])),
+  };
 }

@@ -1,2 +1,3 @@
 /** What the worker processes use of the webhooks module. */
-export { attemptDelivery, dueDeliveries, type DeliveryDeps } from './delivery.js';
+export { attemptRecorder, deliverBatch, dueDeliveries, type DeliveryDeps, type DueHandOff } from './delivery.js';
+export { createWebhookSender, type WebhookSender } from './destinations.js';

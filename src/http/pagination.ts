@@ -39,16 +39,26 @@ export function pageWindow(page: number, lastPage: number): Array<number | null>
 }
 
 /** The Laravel-style page object of the spec (§2 Pagination objects), entries under `key`. */
-export function pageObject<K extends 'items' | 'data', T>(
-  c: Context<AppEnv>,
-  key: K,
-  entries: T[],
-  total: number,
-  { page, perPage }: PageRequest,
-) {
+export function pageObject<K extends 'items' | 'data', T>(c: Context<AppEnv>, key: K, entries: T[], total: number, page: PageRequest) {
+  return pageObjectAround(c, key, entries, entries.length, total, page) as unknown as { [P in K]: T[] } & Record<string, unknown>;
+}
+
+/** Stands in for the entries of pageObjectText until they are spliced in (JSON.stringify escapes it: "\u0001"). */
+const ENTRIES_MARK = '\u0001';
+
+/**
+ * The JSON text of a page object whose entries are already JSON text (`entries`, an array of `count` of them, written by
+ * the database): the object is serialised around a mark, which is then replaced by the entries.
+ */
+export function pageObjectText(c: Context<AppEnv>, key: 'items' | 'data', entries: string, count: number, total: number, page: PageRequest): string {
+  const text = JSON.stringify(pageObjectAround(c, key, ENTRIES_MARK, count, total, page));
+  return text.replace(`"${key}":${JSON.stringify(ENTRIES_MARK)}`, () => `"${key}":${entries}`);
+}
+
+function pageObjectAround<E>(c: Context<AppEnv>, key: 'items' | 'data', entries: E, count: number, total: number, { page, perPage }: PageRequest) {
   const urls = pageUrlBuilder(c);
   const lastPage = Math.max(1, Math.ceil(total / perPage));
-  const from = entries.length ? (page - 1) * perPage + 1 : null;
+  const from = count ? (page - 1) * perPage + 1 : null;
   const links = [
     { url: page > 1 ? urls.at(page - 1) : null, label: '&laquo; Previous', active: false },
     ...pageWindow(page, lastPage).map((p) =>
@@ -68,9 +78,9 @@ export function pageObject<K extends 'items' | 'data', T>(
     path: urls.path,
     per_page: perPage,
     prev_page_url: page > 1 ? urls.at(page - 1) : null,
-    to: from === null ? null : from + entries.length - 1,
+    to: from === null ? null : from + count - 1,
     total,
-  } as unknown as { [P in K]: T[] } & Record<string, unknown>;
+  };
 }
 
 /** The review list `pagination` object (spec §2). */

@@ -42,9 +42,17 @@ export function assetUrls(c: Context<AppEnv>): AssetUrl {
   return assetUrlsUnder(c.get('services').config.ASSET_BASE_URL, baseUrl(c));
 }
 
+/** Where the asset URLs of this request start: ASSET_BASE_URL, or else this server's own /assets (no trailing slash). */
+export function assetBaseOf(c: Context<AppEnv>): string {
+  return assetBaseUnder(c.get('services').config.ASSET_BASE_URL, baseUrl(c));
+}
+
+const assetBaseUnder = (assetBase: string | undefined, serverBase: string) =>
+  assetBase?.replace(/\/+$/, '') ?? `${serverBase.replace(/\/+$/, '')}${ASSETS_PATH}`;
+
 /** The asset URLs for a server at `serverBase` (the CLI uses PUBLIC_BASE_URL or the local server). */
 export function assetUrlsUnder(assetBase: string | undefined, serverBase: string): AssetUrl {
-  const base = assetBase?.replace(/\/+$/, '') ?? `${serverBase.replace(/\/+$/, '')}${ASSETS_PATH}`;
+  const base = assetBaseUnder(assetBase, serverBase);
   return (path) => {
     if (!path) return '';
     if (/^https?:\/\//.test(path)) return path;

@@ -279,6 +279,31 @@ describe('A16 get-card/orders in one statement', () => {
     expect(reads.length).toBeLessThan(callers.length);
   });
 
+  it('writes compact JSON that reads as the same values, whatever the names, codes and form answers hold', async () => {
+    const me = await buyer(app);
+    // Names that look like the codes field, quotes, backslashes, control characters and non-ASCII text.
+    const name = 'Gift "card_codes":[ \\ \u0001 ünï ☃';
+    const card = await createCard(app.services.db, { name, services: [{ name: '"card_codes":["x"]', price: '12.50', discount: '0.50' }] });
+    const serviceId = card.services[0]!.id;
+    const utr = (await expectJson(await me.api.postJson('/api/card/make-order', { service_ids: [serviceId], quantities: [2] }), 200)).message.utr as string;
+    const codes = ['Q"UOTE\\-1', 'ÜNI-☃-\n-2'];
+    await deliver(utr, serviceId, codes);
+    const topUp = await createTopUp(app.services.db, { name: 'Form "answers"', orderFields });
+    await expectJson(await me.api.postJson('/api/top-up/make-order', { topUpId: topUp.id, serviceId: topUp.services[0]!.id, User_Id: 'a"b\\c\td' }), 200);
+
+    for (const path of ['/api/get-card/orders', `/api/order/details?utr=${utr}`, '/api/get-topup/orders']) {
+      const text = await (await me.api.get(path)).text();
+      // Compact, numbers as JavaScript writes them (12.50 → 12.5): serialising the parsed answer gives the same bytes.
+      expect(text).toBe(JSON.stringify(JSON.parse(text)));
+    }
+    const [order] = (await page(me.api, '/api/get-card/orders')).data;
+    expect(order.order_details).toMatchObject([{ card: name, service: '"card_codes":["x"]', base_price: 12.5, discount: 0.5, card_codes: codes }]);
+    expect(order.price).toBe(24);
+    const [topUpOrder] = (await page(me.api, '/api/get-topup/orders')).data;
+    expect(topUpOrder.informations).toEqual({ 'Player ID': 'a"b\\c\td' });
+    expect(topUpOrder.order_details[0].name).toBe('Form "answers"');
+  });
+
   it('answers an account without orders with an empty first page', async () => {
     const { api } = await buyer(app);
     expect(await page(api, '/api/get-card/orders')).toMatchObject({ data: [], total: 0, from: null, to: null, last_page: 1 });

@@ -1,126 +1,182 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { batchedRead, builtStatement, type Db } from '../../db/client.js';
 import { PRODUCT_KINDS } from '../../db/kinds.js';
-import type { ProductImage, ProductKind } from '../../db/schema.js';
-import { isoMicros } from '../../lib/time.js';
+import type { ProductKind } from '../../db/schema.js';
 import { pageOffset, type PageRequest } from '../../lib/paging.js';
-import { STATUS_LABELS, type OrderStatus } from '../order-state/state.js';
-
-type ReviewInfo = { review: { comment: string | null; rating: number | null; status: 'active' | 'inactive' } };
+import { STATUS_LABELS } from '../order-state/state.js';
 
 /**
- * A line of an order with its product, service and the caller's review of that product, as the list statement
- * writes it in JSON: money and ratings are JSON numbers (PostgreSQL's numeric text, which reads as the same number
- * as its cents over 100), `codes` the line's delivered codes, still sealed (hex), card lines only.
+ * The order entries (spec §2 Order) are written by PostgreSQL as the JSON text the client gets, byte for byte: reading
+ * them as JSON, turning them into objects and serialising them again was most of an order list's CPU. Only the card
+ * codes are spliced in here, opened (they are stored sealed). The text is built with `||` rather than json_build_object,
+ * whose output has spaces and no way to leave a key out (`rate` in the store currency, `livemode` on live orders).
  */
-type LineJson = {
-  lineId: number;
-  quantity: number;
-  basePrice: number;
-  /** Average money discount per unit over the line (campaign units included). */
-  discount: number;
-  codesOwed: number;
-  reviewComment: string | null;
-  reviewRating: number | null;
-  reviewStatus: number | null;
-  productId: number;
-  productName: string;
-  slug: string;
-  image: ProductImage;
-  rating: number;
-  service: string;
-  codes?: string[];
+
+/** A JSON object's text from its fields' JSON texts; an `optional` field whose text is null is left out. */
+function jsonObject(fields: Array<[name: string, json: SQL, presence?: 'optional']>): SQL {
+  const parts = fields.map(([name, json, presence], i) => {
+    if (!/^[a-z_A-Z]+$/.test(name) || (i === 0 && presence)) throw new Error(`bad JSON field ${name}`);
+    const key = sql.raw(`'${i === 0 ? '' : ','}"${name}":'`);
+    return presence ? sql`coalesce(${key} || ${json}, '')` : sql`${key} || coalesce(${json}, 'null')`;
+  });
+  return sql`('{' || ${sql.join(parts, sql` || `)} || '}')`;
+}
+
+/** A value's JSON text (strings escaped, numbers, booleans); null for SQL null. */
+const json = (value: SQL) => sql`to_json(${value})::text`;
+/** A numeric's JSON number without trailing zeros (12.50 → 12.5), as JavaScript writes the same number. */
+const money = (value: SQL) => sql`trim_scale(${value})::text`;
+/** The JSON array of the texts `element` gives, in `order`; `[]` for none (null elements are left out). */
+const jsonArray = (element: SQL, order: SQL) => sql`('[' || coalesce(string_agg(${element}, ',' order by ${order}), '') || ']')`;
+
+/** The label of a status code, from the state machine's own table. */
+const statusLabel = (status: SQL) =>
+  sql`(case ${status} ${sql.join(
+    Object.entries(STATUS_LABELS).map(([code, label]) => sql`when ${sql.raw(String(Number(code)))} then ${sql.raw(`'"${label}"'`)}`),
+    sql` `,
+  )} end)`;
+
+/** A stored file path as the URL a client fetches (http/urls.ts assetUrlsUnder): absolute URLs pass through, none is ''. */
+const assetUrl = (path: SQL, base: SQL) => sql`(case when coalesce(${path}, '') = '' then '' when ${path} ~ '^https?://' then ${path}
+  else ${base} || '/' || ltrim(${path}, '/') end)`;
+
+/** Where a card line's codes go: its sealed codes in hex, as a JSON array, for spliceCodes to open. */
+const CODES_FIELD = '"card_codes":[';
+
+/** A card line's `stock_short` text (spec §2 Order). */
+const stockShort = (owed: SQL) =>
+  sql`(case when ${owed} = 0 then '' when ${owed} = 1 then '1 code will be sent as soon as stock arrives.'
+    else ${owed} || ' codes will be sent as soon as stock arrives.' end)`;
+
+/** The order_details entry of a line of `o` (the order), `l` (the line), `s` (its service), `p` (its product). */
+const LINE_FIELDS = {
+  top_up: (asset: SQL) =>
+    jsonObject([
+      ['utr', json(sql`o.utr`)],
+      ['rating', money(sql`p.avg_rating`)],
+      ['image', json(assetUrl(sql`p.image->>'image'`, asset))],
+      ['discount', money(sql`round((l.base_price * l.quantity - l.line_total) / l.quantity, 2)`)],
+      ['quantity', json(sql`l.quantity`)],
+      ['name', json(sql`p.name`)],
+      ['service', json(sql`s.name`)],
+      ['base_price', money(sql`l.base_price`)],
+      ['currency', json(sql`o.currency`)],
+      ['symbol', json(sql`o.currency_symbol`)],
+      ['slug', json(sql`p.slug`)],
+    ]),
+  card: (asset: SQL) =>
+    jsonObject([
+      ['utr', json(sql`o.utr`)],
+      ['id', json(sql`p.id`)],
+      ['rating', money(sql`p.avg_rating`)],
+      ['image', json(assetUrl(sql`p.image->>'image'`, asset))],
+      ['card', json(sql`p.name`)],
+      ['slug', json(sql`p.slug`)],
+      ['service', json(sql`s.name`)],
+      ['base_price', money(sql`l.base_price`)],
+      ['currency', json(sql`o.currency`)],
+      ['symbol', json(sql`o.currency_symbol`)],
+      ['discount', money(sql`round((l.base_price * l.quantity - l.line_total) / l.quantity, 2)`)],
+      ['quantity', json(sql`l.quantity`)],
+      [
+        'card_codes',
+        sql`(select ${jsonArray(sql`'"' || encode(c.code_encrypted, 'hex') || '"'`, sql`c.id`)} from card_codes c where c.order_line_id = l.id)`,
+      ],
+      ['stock_short', json(stockShort(sql`l.codes_owed`))],
+    ]),
 };
 
-/** An order of the list statement: created_at is PostgreSQL's text of it (UTC), lines in id order. */
-type OrderJson = {
-  utr: string;
-  price: number;
-  currency: string;
-  symbol: string;
-  /** C24: the rate its prices were converted at; null in the store currency. */
-  rate: string | null;
-  livemode: boolean;
-  status: OrderStatus;
-  createdAt: string;
-  informations: Record<string, string> | never[];
-  lines: LineJson[];
+/** An order's `informations`: a top-up's form answers as an object (`{}` without), `[]` for a card order. */
+const INFORMATIONS = {
+  top_up: sql`(select '{' || coalesce(string_agg(to_json(f.key)::text || ':' || f.value::text, ',' order by f.n), '') || '}'
+    from jsonb_each(coalesce(o.informations, '{}')) with ordinality as f(key, value, n))`,
+  card: sql`'[]'`,
 };
 
-/** A line of an order as the presenters read it: its delivered codes opened. */
-export type OrderLine = Omit<LineJson, 'codes'> & { codes: string[] };
-
-export type OrderEntry = {
-  utr: string;
-  price: number;
-  currency: string;
-  symbol: string;
-  rate?: string;
-  /** C25: `false` on a test order's entries; left out of a live order's, which read as the spec's. */
-  livemode?: false;
-  status: OrderStatus;
-  status_label: string;
-  dateTime: string;
-  informations: Record<string, string> | never[];
-  lines: OrderLine[];
-  review_user_info: ReviewInfo[];
-};
-
-/** The columns of an order the entries show (and the account the caller's reviews are looked up by). */
-const ORDER_COLUMNS = sql.raw('id, utr, account_id, total, currency, currency_symbol, rate, livemode, status, created_at, informations');
+/** A review of the caller's as an order entry shows it (`r`: the review). */
+const REVIEW = jsonObject([
+  [
+    'review',
+    jsonObject([
+      ['comment', json(sql`r.comment`)],
+      ['rating', json(sql`r.rating`)],
+      ['status', sql`case when r.status = 1 then '"active"' else '"inactive"' end`],
+    ]),
+  ],
+]);
 
 /**
  * The entries of the orders `picked` selects (a query of ORDER_COLUMNS from `orders`, orders of `kind`, at most a page)
- * as one JSON array, newest first: each order with its lines, their product, service and the caller's review, and
- * (cards) the codes delivered to each line, sealed. `[]` when it selects none. The lines of all the picked orders are
- * read in one join and grouped by order: a subquery per order hashed the service table again for each one.
+ * as the text of one JSON array, newest first: each order with its lines, their product and service, the caller's
+ * review of each product (in the order of its first line) and, for cards, each line's codes, sealed (spliceCodes opens
+ * them). The lines of all the picked orders are read in one join and grouped by order: a subquery per order hashed the
+ * service table again for each one. `asset`: the base of the asset URLs.
  */
-function entriesJson(kind: ProductKind, picked: SQL): SQL {
+function entriesJson(kind: ProductKind, picked: SQL, asset: SQL): SQL {
   const { product, service, serviceProduct, lineService } = PRODUCT_KINDS[kind];
-  const codes =
-    kind === 'card'
-      ? sql`, 'codes', (select coalesce(json_agg(encode(c.code_encrypted, 'hex') order by c.id), '[]') from card_codes c where c.order_line_id = l.id)`
-      : sql``;
+  const entry = jsonObject([
+    ['utr', json(sql`o.utr`)],
+    ['price', money(sql`o.total`)],
+    ['currency', json(sql`o.currency`)],
+    ['symbol', json(sql`o.currency_symbol`)],
+    // C24: only in another currency than the store's; C25: `false` on test orders only, so live entries read as the spec's.
+    ['rate', json(sql`o.rate::text`), 'optional'],
+    ['livemode', sql`case when not o.livemode then 'false' end`, 'optional'],
+    ['status', json(sql`o.status`)],
+    ['status_label', statusLabel(sql`o.status`)],
+    ['dateTime', json(sql`to_char(o.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`)],
+    ['order_details', sql`coalesce(x.lines, '[]')`],
+    ['informations', INFORMATIONS[kind]],
+    ['review_user_info', sql`coalesce(x.reviews, '[]')`],
+  ]);
   return sql`(
     with picked as (${picked}),
-    lines as (
-      select l.order_id, json_agg(json_build_object(
-        'lineId', l.id, 'quantity', l.quantity, 'basePrice', l.base_price,
-        'discount', round((l.base_price * l.quantity - l.line_total) / l.quantity, 2),
-        'codesOwed', l.codes_owed, 'reviewComment', r.comment, 'reviewRating', r.rating, 'reviewStatus', r.status,
-        'productId', p.id, 'productName', p.name, 'slug', p.slug, 'image', p.image, 'rating', p.avg_rating, 'service', s.name
-        ${codes}
-      ) order by l.id) as lines
+    line_rows as (
+      select l.order_id, l.id, ${LINE_FIELDS[kind](asset)} as line,
+        case when r.status is not null and row_number() over (partition by l.order_id, p.id order by l.id) = 1 then ${REVIEW} end as review
       from picked o
       join order_lines l on l.order_id = o.id
       join ${service} s on s.id = l.${sql.identifier(lineService.name)}
       join ${product} p on p.id = s.${sql.identifier(serviceProduct.name)}
       left join reviews r on r.account_id = o.account_id and r.reviewable_type = ${kind} and r.reviewable_id = p.id
-      group by l.order_id
+    ),
+    lines as (
+      select order_id, ${jsonArray(sql`line`, sql`id`)} as lines, ${jsonArray(sql`review`, sql`id`)} as reviews
+      from line_rows group by order_id
     )
-    select coalesce(json_agg(json_build_object(
-      'utr', o.utr, 'price', o.total, 'currency', o.currency, 'symbol', o.currency_symbol, 'rate', o.rate::text, 'livemode', o.livemode,
-      'status', o.status,
-      'createdAt', o.created_at::text,
-      'informations', ${kind === 'top_up' ? sql`coalesce(o.informations, '{}'::jsonb)` : sql`'[]'::json`},
-      'lines', coalesce(x.lines, '[]')
-    ) order by o.created_at desc, o.id desc), '[]')
+    select ${jsonArray(entry, sql`o.created_at desc, o.id desc`)}
     from picked o left join lines x on x.order_id = o.id
   )`;
 }
 
+/** The columns of an order the entries show (and the account the caller's reviews are looked up by). */
+const ORDER_COLUMNS = sql.raw('id, utr, account_id, total, currency, currency_symbol, rate, livemode, status, created_at, informations');
+
+/**
+ * Opens the sealed codes of the card lines in `entries` (their hex under CODES_FIELD) and writes them in as JSON
+ * strings. A `"card_codes":[` in the text can only be that field: inside a string every quote is escaped.
+ */
+function spliceCodes(entries: string, openCode: (sealed: Buffer) => string): string {
+  if (!entries.includes(CODES_FIELD)) return entries;
+  return entries.replace(/"card_codes":\[([^\]]*)\]/g, (_, sealed: string) => {
+    if (sealed === '') return `${CODES_FIELD}]`;
+    const codes = sealed.split(',').map((hex) => JSON.stringify(openCode(Buffer.from(hex.slice(1, -1), 'hex'))));
+    return `${CODES_FIELD}${codes.join(',')}]`;
+  });
+}
+
 const perKind = <T>(build: (kind: ProductKind) => T) => ({ top_up: build('top_up'), card: build('card') });
 
-type PageItem = { accountId: number; livemode: boolean; limit: number; offset: number };
+type PageItem = { accountId: number; livemode: boolean; limit: number; offset: number; assetBase: string };
 
 /**
  * A page of an account's orders of one kind and mode (C25) in ONE statement: the account's live order count (kept by
  * placement, so the total costs the same at 10 orders or 100,000; test orders, few and short-lived, are counted) and
- * the page's entries as JSON; a null count for an unknown account. The pages that concurrent requests ask for are read
- * together, one row each (batchedRead).
+ * the page's entries as JSON text; a null count for an unknown account. The pages that concurrent requests ask for are
+ * read together, one row each (batchedRead).
  */
 const pageReads = perKind((kind) =>
-  batchedRead<PageItem, { total: number | null; entries: OrderJson[] }, 'accountIds' | 'modes' | 'limits' | 'offsets'>(
+  batchedRead<PageItem, { total: number | null; entries: string }, 'accountIds' | 'modes' | 'limits' | 'offsets' | 'assetBases'>(
     (slot) => sql`
     select case when q.livemode then a.${sql.identifier(PRODUCT_KINDS[kind].orderCount.name)}
              else (select count(*)::int from orders t where t.account_id = a.id and not t.livemode and t.kind = ${kind}) end as total,
@@ -128,11 +184,12 @@ const pageReads = perKind((kind) =>
         kind,
         sql`select ${ORDER_COLUMNS} from orders where account_id = a.id and livemode = q.livemode and kind = ${kind}
           order by created_at desc, id desc limit q.per_page offset q.skip`,
+        sql`q.asset_base`,
       )} as entries
     -- Modes travel as 1 (live) and 0 (test): the driver sends a list of booleans as one boolean.
-    from (select q.account_id, q.live = 1 as livemode, q.per_page, q.skip, q.n
-          from unnest(${slot('accountIds')}::int[], ${slot('modes')}::int[], ${slot('limits')}::int[], ${slot('offsets')}::bigint[])
-            with ordinality as q(account_id, live, per_page, skip, n)) q
+    from (select q.account_id, q.live = 1 as livemode, q.per_page, q.skip, q.asset_base, q.n
+          from unnest(${slot('accountIds')}::int[], ${slot('modes')}::int[], ${slot('limits')}::int[], ${slot('offsets')}::bigint[],
+            ${slot('assetBases')}::text[]) with ordinality as q(account_id, live, per_page, skip, asset_base, n)) q
     left join accounts a on a.id = q.account_id
     order by q.n`,
     (pages) => ({
@@ -140,6 +197,7 @@ const pageReads = perKind((kind) =>
       modes: pages.map((p) => (p.livemode ? 1 : 0)),
       limits: pages.map((p) => p.limit),
       offsets: pages.map((p) => p.offset),
+      assetBases: pages.map((p) => p.assetBase),
     }),
     { maxSize: 16, inFlight: 4 },
   ),
@@ -149,12 +207,12 @@ const pageReads = perKind((kind) =>
  * One order of an account by its utr in ONE statement, with its kind: no row for an unknown or someone else's utr, or
  * one of the other mode (C25: a test token never sees a live order, nor a live token a test one).
  */
-const byUtrStatement = builtStatement<'utr' | 'accountId' | 'livemode', { kind: ProductKind; entries: OrderJson[] }>(
+const byUtrStatement = builtStatement<'utr' | 'accountId' | 'livemode' | 'assetBase', { kind: ProductKind; entries: string }>(
   (slot) => sql`
   select found.kind, case found.kind
     ${sql.join(
       (['top_up', 'card'] as const).map(
-        (kind) => sql`when ${kind} then ${entriesJson(kind, sql`select ${ORDER_COLUMNS} from orders where id = found.id`)}`,
+        (kind) => sql`when ${kind} then ${entriesJson(kind, sql`select ${ORDER_COLUMNS} from orders where id = found.id`, sql`${slot('assetBase')}::text`)}`,
       ),
       sql` `,
     )}
@@ -163,57 +221,32 @@ const byUtrStatement = builtStatement<'utr' | 'accountId' | 'livemode', { kind: 
   where found.utr = ${slot('utr')}::text and found.account_id = ${slot('accountId')}::int and found.livemode = ${slot('livemode')}::boolean`,
 );
 
-/**
- * One page of the caller's orders of one kind, newest first, in one statement whatever the page size (see
- * pageReads). `openCode` decrypts a delivered card code; only the page's codes are opened.
- */
-export async function listOrders(
-  db: Db,
-  caller: { id: number; livemode: boolean },
-  kind: ProductKind,
-  page: PageRequest,
-  openCode: (sealed: Buffer) => string,
-): Promise<{ total: number; entries: OrderEntry[] }> {
-  const { total, entries } = await pageReads[kind](db)({ accountId: caller.id, livemode: caller.livemode, limit: page.perPage, offset: pageOffset(page) });
-  return { total: total ?? 0, entries: entries.map((order) => entryOf(order, openCode)) };
-}
-
-/** One of the caller's orders by its utr (C18), as the lists show it; null for an unknown or someone else's utr. */
-export async function findOrder(
-  db: Db,
-  caller: { id: number; livemode: boolean },
-  utr: string,
-  openCode: (sealed: Buffer) => string,
-): Promise<{ kind: ProductKind; entry: OrderEntry } | null> {
-  const [row] = await byUtrStatement(db, { utr, accountId: caller.id, livemode: caller.livemode });
-  const order = row?.entries[0];
-  return order ? { kind: row.kind, entry: entryOf(order, openCode) } : null;
-}
+/** How an order list reads: whose orders, the base of the asset URLs, and how a sealed card code is opened. */
+export type OrderReader = {
+  caller: { id: number; livemode: boolean };
+  assetBase: string;
+  openCode: (sealed: Buffer) => string;
+};
 
 /**
- * The list entry of an order of the list statement: its status label, time, opened codes and the caller's reviews.
- * The lines are the parsed JSON's own objects, their codes opened in place.
+ * One page of the caller's orders of one kind, newest first, in one statement whatever the page size (see pageReads):
+ * `entries` is the text of the JSON array of its entries. Only the page's codes are opened.
  */
-function entryOf(order: OrderJson, openCode: (sealed: Buffer) => string): OrderEntry {
-  const lines = order.lines as OrderLine[];
-  for (const line of lines) line.codes = line.codes ? line.codes.map((hex) => openCode(Buffer.from(hex, 'hex'))) : [];
-  // One review per product: the caller's review of each product of the order, in the order of its first line.
-  const reviewed = new Map(lines.filter((l) => l.reviewStatus !== null).map((l) => [l.productId, l]));
-  return {
-    utr: order.utr,
-    price: order.price,
-    currency: order.currency,
-    symbol: order.symbol,
-    // Left out of the JSON in the store currency, so such entries read as the spec's.
-    rate: order.rate ?? undefined,
-    livemode: order.livemode ? undefined : false,
-    status: order.status,
-    status_label: STATUS_LABELS[order.status],
-    dateTime: isoMicros(order.createdAt),
-    informations: order.informations,
-    lines,
-    review_user_info: [...reviewed.values()].map((l) => ({
-      review: { comment: l.reviewComment, rating: l.reviewRating, status: l.reviewStatus === 1 ? 'active' : 'inactive' },
-    })),
-  };
+export async function listOrders(db: Db, reader: OrderReader, kind: ProductKind, page: PageRequest): Promise<{ total: number; entries: string }> {
+  const { total, entries } = await pageReads[kind](db)({
+    accountId: reader.caller.id,
+    livemode: reader.caller.livemode,
+    limit: page.perPage,
+    offset: pageOffset(page),
+    assetBase: reader.assetBase,
+  });
+  return { total: total ?? 0, entries: spliceCodes(entries, reader.openCode) };
 }
+
+/** One of the caller's orders by its utr (C18), the text of its entry as the lists show it; null for an unknown or someone else's utr. */
+export async function findOrder(db: Db, reader: OrderReader, utr: string): Promise<{ kind: ProductKind; entry: string } | null> {
+  const [row] = await byUtrStatement(db, { utr, accountId: reader.caller.id, livemode: reader.caller.livemode, assetBase: reader.assetBase });
+  // The array of its one entry, without its brackets.
+  return row ? { kind: row.kind, entry: spliceCodes(row.entries, reader.openCode).slice(1, -1) } : null;
+}
+

@@ -3,18 +3,18 @@ import type { Context } from 'hono';
 import type { ProductKind } from '../../db/schema.js';
 import type { AppEnv } from '../../http/context.js';
 import { contractRouter, endpoint, validBody } from '../../http/contract.js';
-import { pageObject } from '../../http/pagination.js';
+import { pageObjectText } from '../../http/pagination.js';
+import { successText } from '../../http/json-text.js';
 import { requestLogger } from '../../http/request-log.js';
-import { assetUrls } from '../../http/urls.js';
-import { pageRequest } from '../../lib/paging.js';
+import { assetBaseOf } from '../../http/urls.js';
+import { pageOffset, pageRequest } from '../../lib/paging.js';
 import { enqueueFulfilment } from '../../queues/index.js';
 import { signedIn } from '../auth/middleware.js';
 import { openCode } from '../inventory/codes.js';
-import { findOrder, listOrders } from './listing.js';
+import { findOrder, listOrders, type OrderReader } from './listing.js';
 import { placeCardOrder, placeTopUpOrder, type PlacementDeps } from './place.js';
 import { checkPlayer, type PlayerCheckDeps } from './player-check.js';
 import { FORM_ONLY, lookUpPlayer } from '../suppliers/players.js';
-import { presentCardOrder, presentTopUpOrder } from './presenters.js';
 import {
   AnyOrder,
   cardOrderBody,
@@ -51,9 +51,15 @@ const playerLookup = (c: Context<AppEnv>): PlayerCheckDeps => {
 };
 
 const ORDER_LISTS = {
-  top_up: { paths: ['/get-topup/orders', '/topUp/order'], summary: 'Your top-up orders, newest first', page: TopUpOrderPage, present: presentTopUpOrder },
-  card: { paths: ['/get-card/orders', '/card/order'], summary: 'Your card orders, newest first, with their codes', page: CardOrderPage, present: presentCardOrder },
+  top_up: { paths: ['/get-topup/orders', '/topUp/order'], summary: 'Your top-up orders, newest first', page: TopUpOrderPage },
+  card: { paths: ['/get-card/orders', '/card/order'], summary: 'Your card orders, newest first, with their codes', page: CardOrderPage },
 } as const;
+
+/** How this request reads the caller's orders: its asset URLs, and the codes opened with the store's key. */
+const orderReader = (c: Context<AppEnv>): OrderReader => {
+  const { config } = c.get('services');
+  return { caller: c.get('account'), assetBase: assetBaseOf(c), openCode: (sealed) => openCode(config.codeEncryptionKey, sealed) };
+};
 
 /** A6, A12, A15, A16 (+ C1 aliases). */
 export function orderRoutes() {
@@ -139,10 +145,10 @@ export function orderRoutes() {
         endpoint({ method: 'get', path, summary: list.summary, tag, guard: signedIn, query: orderListQuery, ok: list.page, errors: [422] }),
         async (c) => {
           const page = pageRequest(c.req.valid('query'), 10);
-          const { db, config } = c.get('services');
-          const { total, entries } = await listOrders(db, c.get('account'), kind, page, (sealed) => openCode(config.codeEncryptionKey, sealed));
-          const asset = assetUrls(c);
-          return c.json({ status: 'success' as const, message: pageObject(c, 'data', entries.map((e) => list.present(asset, e)), total, page) }, 200);
+          const { total, entries } = await listOrders(c.get('services').db, orderReader(c), kind, page);
+          // The entries come as the database wrote their JSON (listing.ts): as many as the total leaves for this page.
+          const count = Math.max(0, Math.min(page.perPage, total - pageOffset(page)));
+          return successText<z.infer<typeof list.page>>(c, pageObjectText(c, 'data', entries, count, total, page));
         },
       );
     }
@@ -160,11 +166,11 @@ export function orderRoutes() {
       errors: [404, 422],
     }),
     async (c) => {
-      const { db, config } = c.get('services');
-      const found = await findOrder(db, c.get('account'), c.req.valid('query').utr, (sealed) => openCode(config.codeEncryptionKey, sealed));
+      const { utr } = c.req.valid('query');
+      const found = await findOrder(c.get('services').db, orderReader(c), utr);
       // Someone else's order answers as an unknown one: a utr reveals nothing about other accounts.
-      if (!found) throw notFound('order', 'utr', c.req.valid('query').utr);
-      return c.json({ status: 'success' as const, message: ORDER_LISTS[found.kind].present(assetUrls(c), found.entry) }, 200);
+      if (!found) throw notFound('order', 'utr', utr);
+      return successText<z.infer<typeof AnyOrder>>(c, found.entry);
     },
   );
 

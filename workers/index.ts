@@ -4,7 +4,7 @@ import { advanceOrder, batchedFulfilment, FULFILMENT_JOBS, restockCardService, t
 import { statusObserver } from '../src/modules/order-state/index.js';
 import { syncEnvironmentProvider } from '../src/modules/providers/index.js';
 import { createCircuits } from '../src/modules/suppliers/index.js';
-import { FulfilmentJob, QUEUE_NAMES, RestockJob, RoutingJob, scheduleRoutingStep, WebhookJob } from '../src/queues/index.js';
+import { FulfilmentJob, RestockJob, RoutingJob, scheduleRoutingStep, WebhookJob } from '../src/queues/index.js';
 import { attemptRecorder, createWebhookSender, deliverBatch } from '../src/modules/webhooks/index.js';
 import { startCampaignSync } from './campaign-sync.js';
 import { startBalanceWatch } from './balance-watch.js';
@@ -31,7 +31,7 @@ export type WorkerOptions = {
 
 /** Starts every BullMQ worker and scheduler of this service in the current process. */
 export async function startWorkers(services: Services, options: WorkerOptions = {}): Promise<RunningWorkers> {
-  const { config } = services;
+  const { config, queues } = services;
   // The TOPUP_PROVIDER=http provider is a provider row like any other, written before any job is taken.
   await syncEnvironmentProvider(services.db, config);
   const suppliers: SupplierRouting = {
@@ -60,13 +60,16 @@ export async function startWorkers(services: Services, options: WorkerOptions = 
   const fulfil = batchedFulfilment({ ...fulfilment, logger: services.logger }, { topUpsAtOnce: config.WORKER_CONCURRENCY });
   const workers = [
     // Each job logs through its own logger: its lines carry the job and the request that placed the order.
-    startQueueWorker(services, QUEUE_NAMES.fulfilment, FulfilmentJob, (job, { logger }) => fulfil(logger, job.orderId), Math.max(FULFILMENT_JOBS, config.WORKER_CONCURRENCY)),
-    startQueueWorker(services, QUEUE_NAMES.restock, RestockJob, (job, { logger }) =>
+    // Every shard's jobs go through the same batching: orders of several shards can share a transaction.
+    ...queues.fulfilmentShards.map((queue) =>
+      startQueueWorker(services, queue, FulfilmentJob, (job, { logger }) => fulfil(logger, job.orderId), Math.max(FULFILMENT_JOBS, config.WORKER_CONCURRENCY)),
+    ),
+    startQueueWorker(services, queues.restock, RestockJob, (job, { logger }) =>
       restockCardService(services.db, job.cardServiceId, statusObserver({ logger, metrics: services.metrics })),
     ),
-    startQueueWorker(services, QUEUE_NAMES.routing, RoutingJob, (job, { logger }) => advanceOrder({ ...fulfilment, logger }, job.orderId, job.step)),
+    startQueueWorker(services, queues.routing, RoutingJob, (job, { logger }) => advanceOrder({ ...fulfilment, logger }, job.orderId, job.step)),
     // Deliveries wait on the network, not on the database: more of them at once than other jobs (a job sends up to 50).
-    startQueueWorker(services, QUEUE_NAMES.webhooks, WebhookJob, (job) => deliverBatch(services.db, delivery, job.deliveryIds), 32),
+    startQueueWorker(services, queues.webhooks, WebhookJob, (job) => deliverBatch(services.db, delivery, job.deliveryIds), 32),
   ];
   // Timers, not Redis-stored schedules: they keep running after Redis loses its data. Campaign sync is
   // one such timer (every 2 s, one process at a time on an advisory lock); store changes also run it in

@@ -42,7 +42,7 @@ export function startReconciler(services: Services, options: ReconcilerOptions =
     cursor = last && stale.length === batchSize ? { createdAt: last.createdAt, id: last.id } : null;
     // An order past its first step is moved on by its routing step's job, not by its fulfilment job.
     const states = await Promise.all(
-      stale.map((order) => (order.routingStep > 0 ? queues.routing.getJobState(routingJobId(order.utr, order.routingStep)) : queues.fulfilment.getJobState(order.utr))),
+      stale.map((order) => (order.routingStep > 0 ? queues.routing.getJobState(routingJobId(order.utr, order.routingStep)) : queues.fulfilmentFor(order.id).getJobState(order.utr))),
     );
     // No live job: gone with Redis ('unknown'), or finished (failed for good, or done without moving the order on).
     const jobless = stale.flatMap((order, i) => {
@@ -59,9 +59,9 @@ export function startReconciler(services: Services, options: ReconcilerOptions =
     }
     const afterCommit = async () => {
       if (lostCards.length) {
-        await queues.fulfilment.addBulk(lostCards.map((order) => ({ name: 'fulfil', data: { orderId: order.id, utr: order.utr }, opts: { jobId: order.utr } })));
+        await Promise.all(lostCards.map((order) => queues.addFulfilment({ orderId: order.id, utr: order.utr }, order.utr)));
       }
-      for (const { order, state } of finishedCards) await (await queues.fulfilment.getJob(order.utr))?.retry(state as 'failed' | 'completed');
+      for (const { order, state } of finishedCards) await (await queues.fulfilmentFor(order.id).getJob(order.utr))?.retry(state as 'failed' | 'completed');
       for (const { order, step } of steps) await scheduleRoutingStep(queues)(order, step, 0);
     };
     return { count: lostCards.length + finishedCards.length + steps.length, afterCommit };

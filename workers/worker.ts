@@ -1,9 +1,10 @@
 import { hostname } from 'node:os';
-import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { UnrecoverableError, Worker, type Job, type Queue } from 'bullmq';
 import type { z } from 'zod';
 import type { Services } from '../src/runtime/services.js';
 import { connectionErrors, type Logger } from '../src/lib/logger.js';
 import { connectRedis } from '../src/lib/redis.js';
+import { shownName } from '../src/queues/index.js';
 
 /**
  * `close()` stops taking jobs and waits for the running ones; `release()` then drops the connection at
@@ -45,16 +46,18 @@ function jobFields(queue: string, job: Job | undefined) {
  */
 export function startQueueWorker<Data, Result>(
   services: Services,
-  queueName: string,
+  queue: Queue<Data>,
   schema: z.ZodType<Data>,
   process: (data: Data, job: JobContext) => Promise<Result>,
   concurrency: number = services.config.WORKER_CONCURRENCY,
 ): RunningWorker {
   const { config, logger, metrics } = services;
+  // Logs and metrics name the queue without its hash tag's braces.
+  const queueName = shownName(queue);
   const connection = connectRedis(config.redis, 'blocking');
   connection.on('error', () => {}); // reported by the worker's own 'error' event below
   const worker = new Worker<Data, Result>(
-    queueName,
+    queue.name,
     async (job) => {
       const parsed = schema.safeParse(job.data);
       if (!parsed.success) throw new UnrecoverableError(`invalid ${queueName} job: ${parsed.error.message}`);

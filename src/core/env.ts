@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
-import { hasHashTag, parseHostPorts, type RedisTarget } from '../lib/redis.js';
+import { parseHostPorts, type RedisTarget } from '../lib/redis.js';
 import { supplierUrlProblem } from '../lib/supplier-url.js';
 
 /** Every setting the service reads from the environment, with working local defaults. */
@@ -70,6 +70,8 @@ const EnvSchema = z.object({
   TRUST_PROXY: booleanFlag.default(false),
   RUN_WORKERS: booleanFlag.default(true),
   WORKER_CONCURRENCY: positiveInt.default(8),
+  /** The fulfilment queue split in this many queues by order id (each its own slot on a cluster without a prefix hash tag). */
+  QUEUE_SHARDS: positiveInt.max(64).default(1),
   /** The most deliveries of one webhook endpoint on their way at once: a slow receiver never takes the others' senders. */
   WEBHOOK_ENDPOINT_IN_FLIGHT: positiveInt.default(16),
   /** How long a worker holds a job's lock between renewals; a crashed worker's jobs run again after about this long. */
@@ -157,10 +159,9 @@ function redisTarget(env: z.infer<typeof EnvSchema>, urlGiven: boolean): RedisTa
     return { kind: 'sentinel', sentinels: env.REDIS_SENTINELS, name: env.REDIS_SENTINEL_NAME, sentinelPassword: env.REDIS_SENTINEL_PASSWORD, password };
   }
   if (env.REDIS_SENTINEL_NAME || env.REDIS_SENTINEL_PASSWORD) throw new ConfigError('REDIS_SENTINELS: required with REDIS_SENTINEL_NAME');
+  // On a cluster, a BULLMQ_PREFIX with a {hash tag} keeps every queue in its slot; without one each queue gets its own
+  // (queues/index.ts queueLayout), so the masters share the queues.
   if (env.REDIS_CLUSTER_NODES) {
-    if (!hasHashTag(env.BULLMQ_PREFIX)) {
-      throw new ConfigError(`BULLMQ_PREFIX: must contain a {hash tag} on Redis Cluster (e.g. {${env.BULLMQ_PREFIX}}), so that each queue's keys share one slot`);
-    }
     return { kind: 'cluster', nodes: env.REDIS_CLUSTER_NODES, password };
   }
   if (password) throw new ConfigError('REDIS_PASSWORD: only with REDIS_SENTINELS or REDIS_CLUSTER_NODES (put the password in REDIS_URL)');

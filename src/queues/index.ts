@@ -4,7 +4,9 @@
  */
 import { Queue, type ConnectionOptions } from 'bullmq';
 import { z } from 'zod';
+import type { Config } from '../core/env.js';
 import { withTimeout } from '../lib/deadline.js';
+import { hasHashTag } from '../lib/redis.js';
 
 export const QUEUE_NAMES = {
   fulfilment: 'order-fulfilment',
@@ -58,12 +60,40 @@ export function webhookJobs(due: ReadonlyArray<{ id: number; endpointId: number 
   return jobs;
 }
 
+/**
+ * How the queues sit in Redis. `ownSlots` (a Redis Cluster whose BULLMQ_PREFIX carries no {hash tag}): each queue's
+ * name is its own hash tag (`{order-fulfilment}`), so each queue's keys share a slot while the cluster spreads the
+ * queues over its masters. `fulfilmentShards` (QUEUE_SHARDS): the fulfilment queue split in that many queues by order
+ * id, so its traffic too can spread; shard 0 keeps the queue's own name.
+ */
+export type QueueLayout = { ownSlots: boolean; fulfilmentShards: number };
+
+export const SINGLE_SLOT: QueueLayout = { ownSlots: false, fulfilmentShards: 1 };
+
+export const queueLayout = (config: Pick<Config, 'redis' | 'BULLMQ_PREFIX' | 'QUEUE_SHARDS'>): QueueLayout => ({
+  ownSlots: config.redis.kind === 'cluster' && !hasHashTag(config.BULLMQ_PREFIX),
+  fulfilmentShards: config.QUEUE_SHARDS,
+});
+
+/** A queue's name in Redis: a shard's suffix, and its own hash tag when each queue has a slot of its own. */
+export function queueNameIn(layout: QueueLayout, name: string, shard = 0): string {
+  const named = shard === 0 ? name : `${name}-${shard}`;
+  return layout.ownSlots ? `{${named}}` : named;
+}
+
+/** The name metrics, logs and the dashboard show: without the hash tag's braces. */
+export const shownName = (queue: { name: string }) => queue.name.replace(/^\{(.*)\}$/, '$1');
+
 export type Queues = {
+  /** The fulfilment queue of shard 0; fulfilmentFor picks an order's. */
   fulfilment: Queue<FulfilmentJob>;
+  fulfilmentShards: Queue<FulfilmentJob>[];
+  /** The fulfilment queue (shard) of an order: by its id, so every job of an order goes to the same one. */
+  fulfilmentFor: (orderId: number) => Queue<FulfilmentJob>;
   restock: Queue<RestockJob>;
   webhooks: Queue<WebhookJob>;
   routing: Queue<RoutingJob>;
-  /** Adds a fulfilment job (data, jobId), batched: see batchedAdder. */
+  /** Adds a fulfilment job (data, jobId) to its order's shard, batched: see batchedAdder. */
   addFulfilment: (job: FulfilmentJob, jobId: string) => Promise<void>;
   all: Queue[];
   close: () => Promise<void>;
@@ -77,15 +107,27 @@ export const DEFAULT_JOB_OPTIONS = {
   removeOnFail: { age: 7 * 24 * 3600 },
 } as const;
 
-export function createQueues(connection: ConnectionOptions, prefix: string): Queues {
-  const open = <T>(name: string) => new Queue<T>(name, { connection, prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
-  const fulfilment = open<FulfilmentJob>(QUEUE_NAMES.fulfilment);
+export function createQueues(connection: ConnectionOptions, prefix: string, layout: QueueLayout = SINGLE_SLOT): Queues {
+  const open = <T>(name: string, shard = 0) => new Queue<T>(queueNameIn(layout, name, shard), { connection, prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
+  const fulfilmentShards = Array.from({ length: layout.fulfilmentShards }, (_, shard) => open<FulfilmentJob>(QUEUE_NAMES.fulfilment, shard));
+  const fulfilmentFor = (orderId: number) => fulfilmentShards[orderId % fulfilmentShards.length]!;
   const restock = open<RestockJob>(QUEUE_NAMES.restock);
   const webhooks = open<WebhookJob>(QUEUE_NAMES.webhooks);
   const routing = open<RoutingJob>(QUEUE_NAMES.routing);
-  const all = [fulfilment, restock, webhooks, routing] as Queue[];
-  const addFulfilment = batchedAdder(fulfilment, 'fulfil');
-  return { fulfilment, restock, webhooks, routing, addFulfilment, all, close: async () => void (await Promise.all(all.map((q) => q.close()))) };
+  const all = [...fulfilmentShards, restock, webhooks, routing] as Queue[];
+  const adders = fulfilmentShards.map((queue) => batchedAdder(queue, 'fulfil'));
+  const addFulfilment = (job: FulfilmentJob, jobId: string) => adders[job.orderId % adders.length]!(job, jobId);
+  return {
+    fulfilment: fulfilmentShards[0]!,
+    fulfilmentShards,
+    fulfilmentFor,
+    restock,
+    webhooks,
+    routing,
+    addFulfilment,
+    all,
+    close: async () => void (await Promise.all(all.map((q) => q.close()))),
+  };
 }
 
 /**

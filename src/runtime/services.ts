@@ -6,7 +6,7 @@ import { createMetrics, type Metrics, type ScrapeSources } from '../lib/metrics.
 import { createLimiter, type LimiterFactory } from '../lib/rate-limit.js';
 import { connectRedis, type RedisClient } from '../lib/redis.js';
 import { SharedCache } from '../lib/shared-cache.js';
-import { createQueues, type Queues } from '../queues/index.js';
+import { createQueues, queueLayout, shownName, type Queues } from '../queues/index.js';
 
 /** Everything a request handler, a worker or a CLI command may use; built once per process by createServices. */
 export type Services = Database & {
@@ -54,8 +54,8 @@ export function createServices(config: Config, gauges: StoreGauges, { onQuery, l
   // enqueues it later), so they get their own connection with a bounded retry per command.
   const queueConnection = connectRedis(config.redis, 'producer');
   queueConnection.on('error', () => {});
-  const queues = createQueues(queueConnection, config.BULLMQ_PREFIX);
-  for (const queue of queues.all) queue.on('error', connectionErrors(logger, { queue: queue.name }, 'queue connection error'));
+  const queues = createQueues(queueConnection, config.BULLMQ_PREFIX, queueLayout(config));
+  for (const queue of queues.all) queue.on('error', connectionErrors(logger, { queue: shownName(queue) }, 'queue connection error'));
   const subscriber = connectRedis(config.redis, 'subscriber');
   subscriber.on('error', () => {});
   // Short-lived on purpose: counters such as offered_sell and sell_count change with every sale
@@ -69,7 +69,7 @@ export function createServices(config: Config, gauges: StoreGauges, { onQuery, l
         await Promise.all(
           queues.all.map(async (queue) => {
             const counts = await queue.getJobCounts(...QUEUE_STATES);
-            return QUEUE_STATES.map((state) => ({ queue: queue.name, state, count: counts[state] ?? 0 }));
+            return QUEUE_STATES.map((state) => ({ queue: shownName(queue), state, count: counts[state] ?? 0 }));
           }),
         )
       ).flat(),

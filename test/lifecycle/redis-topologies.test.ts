@@ -7,6 +7,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { shownName } from '../../src/queues/index.js';
 import { createServices } from '../../src/runtime/services.js';
 import { storeGauges } from '../../src/startup/gauges.js';
 import { buyer, expectJson } from '../helpers/api.js';
@@ -44,12 +45,6 @@ describe('a Redis setting that cannot work refuses the start in one line (C21)',
   it('two ways to Redis at once name both', async () => {
     const env = await serviceEnv({ ...clusterEnv(), BULLMQ_PREFIX: '{topup}' });
     expect(await failsWithOneLine(start({ ...env, REDIS_URL: 'redis://127.0.0.1:6379' }))).toBe('REDIS_URL, REDIS_CLUSTER_NODES: set only one of them');
-  });
-
-  it('a cluster with a BullMQ prefix that has no hash tag', async () => {
-    expect(await failsWithOneLine(start(await serviceEnv({ ...clusterEnv(), BULLMQ_PREFIX: 'topup' })))).toBe(
-      "BULLMQ_PREFIX: must contain a {hash tag} on Redis Cluster (e.g. {topup}), so that each queue's keys share one slot",
-    );
   });
 
   it('REDIS_URL at a sentinel, a replica or a cluster node, each named as what it is', async () => {
@@ -102,7 +97,7 @@ function servesTheStore(app: () => TestApp) {
     const queues = (dashboard as { queues: Array<{ name: string }> }).queues.map((q) => q.name);
     expect(queues).toEqual(expect.arrayContaining(app().services.queues.all.map((q) => q.name)));
     const metrics = await app().scrape();
-    for (const queue of app().services.queues.all) expect(metrics).toContain(`queue_jobs{queue="${queue.name}",state="waiting"}`);
+    for (const queue of app().services.queues.all) expect(metrics).toContain(`queue_jobs{queue="${shownName(queue)}",state="waiting"}`);
   });
 
   it('counts failed token exchanges in Redis, never in process memory', async () => {
@@ -138,6 +133,32 @@ describe('the service on a Redis Cluster (REDIS_CLUSTER_NODES)', () => {
   });
   afterAll(() => app?.close());
   servesTheStore(() => app);
+});
+
+describe('the service on a Redis Cluster with a slot per queue (BULLMQ_PREFIX without a hash tag, QUEUE_SHARDS=3)', () => {
+  let app: TestApp;
+  const prefix = `topup-${Math.random().toString(36).slice(2, 8)}`;
+  beforeAll(async () => {
+    app = await startTestApp({ workers: true, env: { ...clusterEnv(), BULLMQ_PREFIX: prefix, QUEUE_SHARDS: '3' } });
+  });
+  afterAll(() => app?.close());
+  servesTheStore(() => app);
+
+  it('gives each queue and each fulfilment shard its own hash tag, which the cluster spreads over its masters', async () => {
+    const names = app.services.queues.all.map((queue) => queue.name);
+    expect(names).toEqual(['{order-fulfilment}', '{order-fulfilment-1}', '{order-fulfilment-2}', '{card-restock}', '{webhook-delivery}', '{top-up-routing}']);
+    const masters = new Set(await Promise.all(names.map((name) => cluster.masterOf(`${prefix}:${name}:id`))));
+    expect(masters.size).toBeGreaterThanOrEqual(2);
+    // Orders are spread over the shards by id, and each shard's worker fulfils its own.
+    const card = await createCard(app.services.db, { services: [{ price: '1.00' }] });
+    await stockCodes(app, card.services[0]!.id, 12);
+    const buyer = await createBuyer(app);
+    const utrs = await Promise.all(Array.from({ length: 12 }, () => placeCardOrder(buyer, [[card.services[0]!.id, 1]])));
+    for (const utr of utrs) await waitForStatus(app, utr, 1);
+    const done = await Promise.all(app.services.queues.fulfilmentShards.map((queue) => queue.getCompletedCount()));
+    expect(done.filter((count) => count > 0).length, JSON.stringify(done)).toBeGreaterThanOrEqual(2);
+    expect(done.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(12);
+  });
 });
 
 describe('a rate limit while Redis is unreachable', () => {

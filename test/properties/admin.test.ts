@@ -11,7 +11,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { restockCardService } from '../../src/modules/fulfilment/cards.js';
-import { QUEUE_NAMES, RestockJob } from '../../src/queues/index.js';
+import { RestockJob } from '../../src/queues/index.js';
 import { startQueueWorker, type RunningWorker } from '../../workers/worker.js';
 import { createTestAccount } from '../helpers/api.js';
 import { createCardService, createLicenseItem, createOrder, createTopUpService } from '../helpers/fixtures.js';
@@ -73,7 +73,7 @@ beforeAll(async () => {
   real.cardServices = [card.serviceId];
   real.utrs = orders.map((o) => o.utr);
   real.items = [item.id];
-  restock = startQueueWorker(app.services, QUEUE_NAMES.restock, RestockJob, (job) => restockCardService(app.services.db, job.cardServiceId), 1);
+  restock = startQueueWorker(app.services, app.services.queues.restock, RestockJob, (job) => restockCardService(app.services.db, job.cardServiceId), 1);
   prober = await Prober.watching(app);
 }, 60_000);
 

@@ -5,7 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readmeShellBlock, runShell } from '../helpers/readme.js';
-import { buildTopology, expectNoHarm, fulfilmentQueue, JOB_LOCK_SECONDS, jobsHeldBy, report, runScenario, type Topology } from './support.js';
+import type { Cluster } from 'ioredis';
+import { QUEUE_NAMES, queueNameIn } from '../../src/queues/index.js';
+import { buildTopology, expectNoHarm, fulfilmentQueue, JOB_LOCK_SECONDS, jobsHeldBy, QUEUE_SHARDS, report, runScenario, type Topology } from './support.js';
 
 let top: Topology;
 beforeAll(async () => {
@@ -62,12 +64,42 @@ describe('the README on a Redis Cluster behind PgBouncer and a load balancer (C2
   });
 });
 
+describe('queues spread over the cluster', () => {
+  it('each queue and each fulfilment shard has a slot of its own, and the masters share them', async () => {
+    const { layout, env } = top;
+    const names = [
+      ...Array.from({ length: QUEUE_SHARDS }, (_, shard) => queueNameIn(layout, QUEUE_NAMES.fulfilment, shard)),
+      ...[QUEUE_NAMES.restock, QUEUE_NAMES.webhooks, QUEUE_NAMES.routing].map((name) => queueNameIn(layout, name)),
+    ];
+    expect(names).toContain('{order-fulfilment-2}');
+    const planned = new Set(await Promise.all(names.map((name) => top.redisCluster!.masterOf(`${env.BULLMQ_PREFIX}:${name}:id`))));
+    expect(planned.size).toBeGreaterThanOrEqual(2);
+    // Orders flow through every shard: the keys are there, on more than one master.
+    const result = await runScenario(top, { name: 'Redis Cluster: the queues on their own slots, no fault', inject: async () => 'orders through every shard' });
+    expectNoHarm(top, result);
+    const client = top.redisConnection() as Cluster;
+    try {
+      const holding = await Promise.all(
+        client.nodes('master').map(async (node) => (await node.keys(`${env.BULLMQ_PREFIX}:{order-fulfilment*`)).length),
+      );
+      expect(holding.filter((keys) => keys > 0).length, JSON.stringify(holding)).toBeGreaterThanOrEqual(2);
+      for (let shard = 0; shard < QUEUE_SHARDS; shard++) {
+        const queue = top.queue(QUEUE_NAMES.fulfilment, shard);
+        expect(await queue.getCompletedCount(), `shard ${shard}`).toBeGreaterThan(0);
+        await queue.close();
+      }
+    } finally {
+      client.disconnect();
+    }
+  });
+});
+
 describe('faults under load on the cluster topology (C21)', () => {
   it('a Redis Cluster master killed: its replica takes over, no order is lost', async () => {
     const result = await runScenario(top, {
-      name: 'Redis Cluster: the master of the queues\' slot killed (SIGKILL)',
-      inject: async ({ redisCluster, env }, faultNow) => {
-        const master = await redisCluster!.masterOf(`${env.BULLMQ_PREFIX}:x`);
+      name: 'Redis Cluster: the master of a fulfilment shard\'s slot killed (SIGKILL)',
+      inject: async ({ redisCluster, env, layout }, faultNow) => {
+        const master = await redisCluster!.masterOf(`${env.BULLMQ_PREFIX}:${queueNameIn(layout, QUEUE_NAMES.fulfilment)}:id`);
         let killedAt = 0;
         const { replacedBy } = await redisCluster!.killMaster(master, () => {
           killedAt = Date.now();

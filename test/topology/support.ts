@@ -8,9 +8,9 @@ import { randomBytes } from 'node:crypto';
 import { access, appendFile, mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
+import { Redis, type Cluster } from 'ioredis';
 import { connectDatabase, type Database } from '../../src/db/client.js';
-import { QUEUE_NAMES } from '../../src/queues/index.js';
+import { QUEUE_NAMES, queueNameIn, SINGLE_SLOT, type QueueLayout } from '../../src/queues/index.js';
 import { startHaProxy, type HaProxy } from '../helpers/haproxy.js';
 import { expect } from 'vitest';
 import { checkInvariants, NO_VIOLATIONS, violations, type InvariantReport } from '../helpers/invariants.js';
@@ -46,8 +46,12 @@ export type Topology = {
   killApi: (slot: number) => void;
   startApi: (slot: number) => Promise<Run>;
   startWorker: () => Promise<Run>;
-  /** A queue of the service, from the test's side (closed by the caller). */
-  queue: (name: string) => Queue;
+  /** A queue of the service (a shard of it), from the test's side (closed by the caller). */
+  queue: (name: string, shard?: number) => Queue;
+  /** How the service lays its queues out in this Redis. */
+  layout: QueueLayout;
+  /** A client of this topology's Redis (closed by the caller). */
+  redisConnection: () => Redis | Cluster;
   logs: () => string;
   close: () => Promise<void>;
 };
@@ -84,7 +88,10 @@ export async function buildTopology({ redis }: { redis: 'cluster' | 'sentinel' }
             REDIS_SENTINEL_PASSWORD: sentinels!.sentinelPassword,
             REDIS_PASSWORD: sentinels!.password,
           }),
-      BULLMQ_PREFIX: `{topology-${randomBytes(3).toString('hex')}}`,
+      // On the cluster each queue has a slot of its own (no hash tag in the prefix) and fulfilment is in three shards.
+      ...(redisCluster
+        ? { BULLMQ_PREFIX: `topology-${randomBytes(3).toString('hex')}`, QUEUE_SHARDS: String(QUEUE_SHARDS) }
+        : { BULLMQ_PREFIX: `{topology-${randomBytes(3).toString('hex')}}` }),
       CODE_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
       ADMIN_TOKEN: `admin-${randomBytes(12).toString('hex')}`,
       HOST: '127.0.0.1',
@@ -122,6 +129,7 @@ export async function buildTopology({ redis }: { redis: 'cluster' | 'sentinel' }
     const codeKey = Buffer.from(env.CODE_ENCRYPTION_KEY!, 'hex');
     const store = await openStore({ baseUrl: haproxy.apiUrl, codeKey }, db.db, { buyers: 16, stocked: 4000, scarce: 200 });
     // The test's own client: its failures during a failover show as rejected commands, not as unhandled events.
+    const layout: QueueLayout = redisCluster ? { ownSlots: true, fulfilmentShards: QUEUE_SHARDS } : SINGLE_SLOT;
     const redisConnection = () => {
       const client = redisCluster
         ? new Redis.Cluster(redisCluster.nodes.split(',').map((node) => ({ host: '127.0.0.1', port: Number(node.split(':')[1]) })), {
@@ -147,7 +155,9 @@ export async function buildTopology({ redis }: { redis: 'cluster' | 'sentinel' }
       killApi: (slot) => void apis[slot]!.process.kill('SIGKILL'),
       startApi,
       startWorker,
-      queue: (name) => new Queue(name, { connection: redisConnection(), prefix: env.BULLMQ_PREFIX }),
+      queue: (name, shard = 0) => new Queue(queueNameIn(layout, name, shard), { connection: redisConnection(), prefix: env.BULLMQ_PREFIX }),
+      layout,
+      redisConnection,
       logs: () => [...apis, ...workers].map((p, i) => `--- process ${i}\n${p.stderr().slice(-3000)}`).join('\n'),
       close: async () => {
         for (const stop of stops.reverse()) await stop().catch(() => {});
@@ -290,6 +300,9 @@ export async function jobsHeldBy(queue: Queue, worker: Run): Promise<string[]> {
 }
 
 export const fulfilmentQueue = QUEUE_NAMES.fulfilment;
+
+/** The fulfilment queue's shards on the cluster topology. */
+export const QUEUE_SHARDS = 3;
 
 const REPORT_HEADER = `# Topology report
 

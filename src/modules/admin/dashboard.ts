@@ -4,6 +4,7 @@ import { HonoAdapter } from '@bull-board/hono';
 import { serveStatic } from '@hono/node-server/serve-static';
 import { Hono } from 'hono';
 import type { Services } from '../../runtime/services.js';
+import { shownName } from '../../queues/index.js';
 
 /**
  * Everything from this server: bull-board's page is patched (patches/@bull-board+ui+*.patch) not to ask Google for
@@ -16,7 +17,7 @@ const PAGE_POLICY = ["default-src 'self'", "style-src 'self' 'unsafe-inline'", "
 export function queueDashboard(services: Services, basePath: string) {
   const adapter = new HonoAdapter(serveStatic).setBasePath(basePath);
   createBullBoard({
-    queues: services.queues.all.map((queue) => new BullMQAdapter(queue, { readOnlyMode: false })),
+    queues: services.queues.all.map((queue) => new BullMQAdapter(queue, { readOnlyMode: false, displayName: shownName(queue) })),
     serverAdapter: adapter,
   });
   const board = new Hono();

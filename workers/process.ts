@@ -1,5 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { setPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { StartupError } from '../src/startup/index.js';
 import { until } from '../src/lib/deadline.js';
@@ -27,7 +28,7 @@ const PEER_ANSWER_MS = 1000;
  * where it is. `firstStart` settles with whether the first child got ready. One whose parent has gone shuts down
  * by itself.
  */
-export function startWorkerProcess({ logger, metrics, lifecycle }: Services): RunningWorkers & { firstStart: Promise<boolean> } {
+export function startWorkerProcess({ config, logger, metrics, lifecycle }: Services): RunningWorkers & { firstStart: Promise<boolean> } {
   let closing = false;
   let restart: NodeJS.Timeout | undefined;
   let delay = RESTART_DELAY_MS.first;
@@ -39,6 +40,14 @@ export function startWorkerProcess({ logger, metrics, lifecycle }: Services): Ru
   const forkWorkers = () => {
     // Its own process group: a Ctrl-C in the terminal reaches only `npm start`, which then stops it in order.
     const child = fork(ENTRY, { detached: true });
+    // Below the API in the kernel's eyes (WORKER_NICE): a request is answered before a job moves on.
+    if (child.pid !== undefined && config.WORKER_NICE > 0) {
+      try {
+        setPriority(child.pid, config.WORKER_NICE);
+      } catch (err) {
+        logger.warn({ err }, 'could not lower the worker process\'s priority (WORKER_NICE)');
+      }
+    }
     child.on('message', (message: FromWorkerProcess) => {
       if (message.type !== 'series') return;
       answers.get(message.id)?.(message.series);

@@ -77,6 +77,9 @@ function childrenOf(pid: number): number[] {
   }
 }
 
+/** A process's niceness (field 19 of /proc/<pid>/stat, counted after the command's closing parenthesis). */
+const niceOf = (pid: number) => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]);
+
 /** Running, not merely not yet reaped (an orphan's zombie may linger where PID 1 does not reap). */
 const alive = (pid: number) => {
   try {
@@ -180,5 +183,15 @@ describe('npm start runs its workers in a child process', () => {
     const api = await startApi();
     expect(await readiness()).toEqual({ status: 'ready', postgres: 'up', redis: 'up', workers: 'up' });
     await api.stop();
+  }, 60_000);
+
+  it('runs the worker process at a lower priority than the API (WORKER_NICE)', async () => {
+    const api = await startApi({ WORKER_NICE: '7' });
+    const [worker] = childrenOf(api.process.pid!);
+    expect([niceOf(api.process.pid!), niceOf(worker!)]).toEqual([niceOf(process.pid), 7]);
+    await api.stop();
+    const equal = await startApi({ WORKER_NICE: '0' });
+    expect(niceOf(childrenOf(equal.process.pid!)[0]!)).toBe(niceOf(process.pid));
+    await equal.stop();
   }, 60_000);
 });

@@ -1,9 +1,11 @@
 /**
- * `npm run soak -- --orders N`: card, top-up and campaign orders from many accounts against the service
- * as it runs in production (an API process and worker processes), while restocks, refunds and a campaign
- * end happen and faults are injected (workers killed, Redis emptied, PostgreSQL backends terminated, the
- * API killed). When the store has settled, DESIGN §2 is checked over the whole database and the result is
- * written to reports/reliability.md.
+ * `npm run soak -- --orders N`: N accepted card, top-up and campaign orders from many accounts against the service as
+ * it runs in production (an API process and worker processes), top-ups routed over three local suppliers, one webhook
+ * endpoint per account, while restocks, refunds and a campaign end happen and faults are injected on a schedule
+ * (workers and the API killed, Redis restarted empty, PostgreSQL backends terminated, a supplier failing for a minute, a
+ * webhook endpoint down for five). Each process's memory is sampled every 10 s. When the store has settled, DESIGN §2
+ * is checked over the whole database, every event is checked delivered, and the result is written to
+ * reports/reliability.md.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -20,7 +22,9 @@ import { createCampaign, createCard, createTopUp } from '../helpers/fixtures.js'
 import { checkInvariants, violations } from '../helpers/invariants.js';
 import { ROOT, sleep } from '../helpers/processes.js';
 import { ownRedis } from '../helpers/redis-server.js';
-import { startHttpSupplier } from '../helpers/suppliers/http-supplier.js';
+import { startHttpSupplier, type HttpSupplier } from '../helpers/suppliers/http-supplier.js';
+import { startSoakReceiver } from './receiver.js';
+import { memorySampler } from './memory.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -28,14 +32,19 @@ const { values: args } = parseArgs({
     concurrency: { type: 'string', default: '32' },
     accounts: { type: 'string', default: '40' },
     report: { type: 'string', default: 'reports/reliability.md' },
+    /** How long a webhook endpoint is down, and a supplier failing, during the run (seconds). */
+    'endpoint-down': { type: 'string', default: '300' },
+    'supplier-failing': { type: 'string', default: '60' },
   },
   strict: true,
 });
 const ORDERS = Number(args.orders);
 const CONCURRENCY = Number(args.concurrency);
 const ACCOUNTS = Number(args.accounts);
-if (!Number.isInteger(ORDERS) || ORDERS < 1 || !Number.isInteger(CONCURRENCY) || !Number.isInteger(ACCOUNTS)) {
-  process.stderr.write('usage: npm run soak -- --orders <n> [--concurrency <n>] [--accounts <n>] [--report <file>]\n');
+const ENDPOINT_DOWN_S = Number(args['endpoint-down']);
+const SUPPLIER_FAILING_S = Number(args['supplier-failing']);
+if (![ORDERS, CONCURRENCY, ACCOUNTS, ENDPOINT_DOWN_S, SUPPLIER_FAILING_S].every(Number.isInteger) || ORDERS < 1) {
+  process.stderr.write('usage: npm run soak -- --orders <n> [--concurrency <n>] [--accounts <n>] [--report <file>] [--endpoint-down <s>] [--supplier-failing <s>]\n');
   process.exit(2);
 }
 
@@ -55,30 +64,37 @@ await migrateDatabase(databaseUrl.toString());
 const redis = await ownRedis();
 const db = connectDatabase(databaseUrl.toString(), { max: 4, applicationName: 'topup-soak' });
 
-// ── a top-up provider (the store's http protocol) that mostly delivers, sometimes delivers and answers 503 (an unknown
-// outcome, settled by a status query) and sometimes refuses (refunded) ──
-const providerAnswers = { delivered: 0, unavailable: 0, refused: 0 };
+// ── three top-up suppliers (the store's http protocol). The first mostly delivers, sometimes delivers and answers 503
+// (an unknown outcome, settled by a status query) and sometimes refuses (the next route takes the order); it fails
+// every order for a minute during the run. The other two deliver. ──
+const providerAnswers = { delivered: 0, unavailable: 0, refused: 0, failing: 0 };
 const PROVIDER_SECRET = 'soak-provider-secret-0123';
-const provider = await startHttpSupplier({
-  secret: PROVIDER_SECRET,
-  modeFor: () => {
-    const roll = Math.random();
-    const answer = roll < 0.85 ? 'delivered' : roll < 0.95 ? 'unavailable' : 'refused';
-    providerAnswers[answer] += 1;
-    return { mode: answer === 'delivered' ? 'deliver' : answer === 'unavailable' ? 'error500AfterDelivering' : 'refuse' };
-  },
-});
+let firstFailingUntil = 0;
+const suppliers: HttpSupplier[] = [
+  await startHttpSupplier({
+    secret: PROVIDER_SECRET,
+    balance: '100000000.00',
+    modeFor: () => {
+      if (Date.now() < firstFailingUntil) {
+        providerAnswers.failing += 1;
+        return { mode: 'error500' };
+      }
+      const roll = Math.random();
+      const answer = roll < 0.85 ? 'delivered' : roll < 0.95 ? 'unavailable' : 'refused';
+      providerAnswers[answer] += 1;
+      return { mode: answer === 'delivered' ? 'deliver' : answer === 'unavailable' ? 'error500AfterDelivering' : 'refuse' };
+    },
+  }),
+  await startHttpSupplier({ secret: PROVIDER_SECRET, balance: '100000000.00' }),
+  await startHttpSupplier({ secret: PROVIDER_SECRET, balance: '100000000.00' }),
+];
+const receiver = await startSoakReceiver();
 
 const cluster: Cluster = await startCluster({
   databaseUrl: databaseUrl.toString(),
   redisUrl: redis.url,
   workers: 2,
-  env: {
-    JOB_LOCK_SECONDS: '3',
-    TOPUP_PROVIDER: 'http',
-    TOPUP_PROVIDER_URL: provider.url,
-    TOPUP_PROVIDER_SECRET: PROVIDER_SECRET,
-  },
+  env: { JOB_LOCK_SECONDS: '3', WEBHOOK_ALLOW_PRIVATE: 'true' },
 });
 
 // ── the catalog: three cards of three services, two top-ups, one campaign over cards and a top-up ──
@@ -101,6 +117,24 @@ const campaign = await createCampaign(db.db, {
 await syncCampaigns(db.db);
 
 const adminHeaders = { Authorization: `Bearer ${cluster.adminToken}`, 'Content-Type': 'text/plain' };
+const adminJson = async (method: string, path: string, body: unknown) => {
+  const response = await fetch(`${cluster.baseUrl}${path}`, { method, headers: { ...adminHeaders, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  if (response.status !== 200) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+  return ((await response.json()) as { message: any }).message;
+};
+// Each top-up service routed over the three suppliers, each service starting with another one.
+const providerIds: number[] = [];
+for (const [i, supplier] of suppliers.entries()) {
+  const provider = await adminJson('POST', '/admin/providers', { name: `Soak supplier ${i + 1}`, kind: 'http', base_url: supplier.url, credentials: { secret: PROVIDER_SECRET } });
+  providerIds.push(provider.id);
+}
+const topUpServices = topUps.flatMap((t) => t.services.map((s) => s.id));
+for (const [i, serviceId] of topUpServices.entries()) {
+  const order = [0, 1, 2].map((n) => providerIds[(i + n) % 3]!);
+  // Half the services start at the supplier that fails for a minute.
+  if (i % 2 === 0) order.unshift(...order.splice(order.indexOf(providerIds[0]!), 1));
+  await adminJson('PUT', `/admin/top-up-services/${serviceId}/routes`, order.map((provider_id) => ({ provider_id, product_code: `soak-${serviceId}` })));
+}
 let codeSerial = 0;
 /** Imports `count` new codes of a service through the admin API, in imports of at most 5,000 codes. */
 async function restock(serviceId: number, count: number): Promise<void> {
@@ -120,7 +154,15 @@ for (let i = 0; i < ACCOUNTS; i++) {
     method: 'POST',
     headers: { PublicKey: keys.publicKey, SecretKey: keys.secretKey },
   });
-  tokens.push(((await response.json()) as { bearer_token: string }).bearer_token);
+  const token = ((await response.json()) as { bearer_token: string }).bearer_token;
+  tokens.push(token);
+  // One webhook endpoint per account, on the run's receiver.
+  const endpoint = await fetch(`${cluster.baseUrl}/api/webhooks`, {
+    method: 'POST',
+    headers: { Authorization: token, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ url: receiver.urlFor(i) }),
+  });
+  if (endpoint.status !== 200) throw new Error(`POST /api/webhooks: ${endpoint.status} ${await endpoint.text()}`);
 }
 
 // ── the load ──
@@ -194,14 +236,23 @@ const kill = (run: { process: { pid?: number; kill: (signal: NodeJS.Signals) => 
   run.process.kill('SIGKILL');
 };
 const fault = (what: string) => {
-  faults.push({ at: sent, what });
+  faults.push({ at: accepted.length, what });
   phase = `after "${what}"`;
-  log(`fault at order ${sent}: ${what}`);
+  log(`fault at accepted order ${accepted.length}: ${what}`);
 };
+const done = () => accepted.length >= ORDERS;
 
 async function injectFaults(): Promise<void> {
-  const at = (share: number) => sent >= ORDERS * share;
+  const at = (share: number) => accepted.length >= ORDERS * share;
   const steps: Array<[number, () => Promise<void>]> = [
+    [0.08, async () => {
+      fault(`supplier 1 fails every order for ${SUPPLIER_FAILING_S} s (HTTP 500): its routes go on to the next supplier`);
+      firstFailingUntil = Date.now() + SUPPLIER_FAILING_S * 1000;
+    }],
+    [0.12, async () => {
+      fault(`the webhook endpoint of account 1 down for ${ENDPOINT_DOWN_S} s (HTTP 503)`);
+      receiver.downFor(0, ENDPOINT_DOWN_S * 1000);
+    }],
     [0.15, async () => {
       fault('SIGKILL of worker process 1 mid-batch, a new worker started');
       kill(cluster.workers[0]!);
@@ -246,8 +297,8 @@ async function injectFaults(): Promise<void> {
     }],
   ];
   for (const [share, step] of steps) {
-    while (!at(share) && sent < ORDERS) await sleep(50);
-    if (sent >= ORDERS) return;
+    while (!at(share) && !done()) await sleep(50);
+    if (done()) return;
     await step();
   }
 }
@@ -272,11 +323,12 @@ async function operate(stop: () => boolean): Promise<void> {
 }
 
 const started = Date.now();
-log(`placing ${ORDERS} orders from ${ACCOUNTS} accounts, ${CONCURRENCY} at a time`);
+log(`placing orders from ${ACCOUNTS} accounts, ${CONCURRENCY} at a time, until ${ORDERS} are accepted`);
 let loadDone = false;
-const progress = setInterval(() => log(`${sent} sent, ${accepted.length} accepted`), 5000);
+const progress = setInterval(() => log(`${sent} sent, ${accepted.length} accepted`), 10_000);
+const memory = memorySampler(() => ({ API: cluster.api, 'worker 1': cluster.workers.at(-2), 'worker 2': cluster.workers.at(-1) }), 10_000);
 const clients = Array.from({ length: CONCURRENCY }, async () => {
-  while (sent < ORDERS) {
+  while (!done()) {
     sent += 1;
     await placeOne();
   }
@@ -287,6 +339,7 @@ loadDone = true;
 await background;
 clearInterval(progress);
 const loadSeconds = (Date.now() - started) / 1000;
+const memoryUse = memory.stop();
 
 // ── settle: enough codes for every waiting order, then wait until nothing moves by itself ──
 log('load done; restocking what every service owes until no order waits for codes, and letting the store settle');
@@ -316,6 +369,26 @@ while (Date.now() - settleStarted < 600_000) {
   for (const { service, owed: count } of owed) await restock(service, count);
   await sleep(1000);
 }
+// ── webhooks: every event delivered at least once. The endpoint that was down gets what it missed from its retries,
+// or, for the ones whose next retry is hours away, from an operator's resend once it is back. ──
+while (receiver.isDown(0)) await sleep(1000);
+const waiting = await db.sql<{ id: string }[]>`select id::text from webhook_deliveries where status <> 'delivered' and endpoint_id is not null`;
+for (const { id } of waiting) {
+  await fetch(`${cluster.baseUrl}/admin/webhook-deliveries/${id}/retry`, { method: 'POST', headers: adminHeaders }).then((r) => r.body?.cancel());
+}
+const webhooksStarted = Date.now();
+const undelivered = async () =>
+  (await db.sql<{ n: number }[]>`select count(*)::int as n from webhook_deliveries where status <> 'delivered' and endpoint_id is not null`)[0]!.n;
+while ((await undelivered()) > 0 && Date.now() - webhooksStarted < 300_000) await sleep(1000);
+const [hooks] = await db.sql<{ events: number; deliveries: number; delivered: number; attempts: number }[]>`
+  select (select count(*)::int from webhook_events where account_id is not null) as events,
+         count(*)::int as deliveries, count(*) filter (where status = 'delivered')::int as delivered,
+         (select count(*)::int from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id where d.endpoint_id is not null) as attempts
+  from webhook_deliveries where endpoint_id is not null`;
+const received = receiver.stats();
+const webhooksHeld = hooks!.delivered === hooks!.deliveries && hooks!.deliveries >= hooks!.events && received.events >= hooks!.deliveries;
+const memoryHeld = memoryUse.every((m) => m.growth <= 0.1);
+
 const crashed = cluster.processes().filter((p) => (p.process.exitCode !== null || p.process.signalCode !== null) && !killed.has(p.process.pid!)).length;
 const report = await checkInvariants(db.sql, accepted);
 const counts = violations(report);
@@ -326,7 +399,7 @@ const [money] = await db.sql<{ debited: string; refunded: string; balances: stri
          (select coalesce(sum(amount), 0) from balance_ledger where kind in ('deposit', 'adjustment'))::text as credited`;
 const distinct = new Set(accepted).size;
 const [{ placed } = { placed: 0 }] = await db.sql<{ placed: number }[]>`select count(*)::int as placed from orders`;
-const healthy = Object.values(counts).every((n) => n === 0) && pending === 0 && replays.otherUtr === 0 && crashed === 0;
+const healthy = Object.values(counts).every((n) => n === 0) && pending === 0 && replays.otherUtr === 0 && crashed === 0 && webhooksHeld && memoryHeld;
 
 // ── the report ──
 const lines = [
@@ -334,20 +407,22 @@ const lines = [
   '',
   `Run of ${new Date().toISOString().slice(0, 10)} with \`npm run soak -- --orders ${ORDERS}\` on the development machine`,
   '(2 cores, Node 20, PostgreSQL 15, Redis 7): one API process and two worker processes, as in production, on a',
-  'database and a Redis of the run\'s own; a top-up provider (the store\'s `http` protocol, TOPUP_PROVIDER=http) that',
-  'delivers 85 %, delivers and answers 503 10 % (settled by a status query) and refuses 5 % (refunded).',
+  'database and a Redis of the run\'s own; top-ups routed over three suppliers (the store\'s `http` protocol, each',
+  'service with its own order of them): the first delivers 85 %, delivers and answers 503 10 % (settled by a status',
+  'query) and refuses 5 % (the next route takes the order), the other two deliver. One webhook endpoint per account.',
   '',
   '## Scenario',
   '',
-  `- ${ORDERS} order requests from ${ACCOUNTS} accounts, ${CONCURRENCY} at a time: 70 % card orders (1–3 codes of one of 9 card`,
-  '  services), 30 % top-up orders (2 top-ups, 2 services each); 5 % carry an `Idempotency-Key` and are sent twice.',
+  `- Orders from ${ACCOUNTS} accounts, ${CONCURRENCY} at a time, until ${ORDERS} were accepted (${sent} requests): 70 % card orders (1–3`,
+  '  codes of one of 9 card services), 30 % top-up orders (2 top-ups, 2 services each); 5 % carry an `Idempotency-Key`',
+  '  and are sent twice.',
   '- A campaign over two card services (cap 300 units each) and one top-up service (cap 200).',
   `- Meanwhile, about every 0.7 s: a restock of 20–80 codes of a random service (${activity.restocks} in all) and an operator refund`,
   `  of a random order not completed (${activity.refunds} refunds answered 200).`,
   '',
   '## Faults injected',
   '',
-  '| at order | fault |',
+  '| at accepted order | fault |',
   '|---:|---|',
   ...faults.map((f) => `| ${f.at} | ${f.what} |`),
   '',
@@ -355,7 +430,7 @@ const lines = [
   '',
   '| measure | value |',
   '|---|---:|',
-  `| order requests sent | ${ORDERS} |`,
+  `| order requests sent | ${sent} |`,
   `| accepted (utr returned) | ${accepted.length} (${distinct} distinct) |`,
   `| answered otherwise | ${Object.entries(statuses).filter(([s]) => s !== '200').map(([s, n]) => `${n} × ${s}`).join(', ') || 'none'} |`,
   ...[...refusals].map(([when, seen]) => `| … ${when} | ${Object.entries(seen).map(([s, n]) => `${n} × ${s}`).join(', ')} |`),
@@ -363,7 +438,9 @@ const lines = [
   `| orders in the database | ${placed}: the ${placed - distinct} beyond the accepted ones were committed while their answer was lost to a fault (charged once, in the buyer's order list) |`,
   `| idempotent repeats (same key, same body) | ${replays.sent}: ${replays.sameUtr} same utr, ${replays.refused} refused (503 during a fault), **${replays.otherUtr} a second order** |`,
   `| orders by status after settling | ${Object.entries(report.ordersByStatus).map(([s, n]) => `${s} ${n}`).join(', ')} |`,
-  `| top-up provider answers | ${providerAnswers.delivered} delivered, ${providerAnswers.unavailable} unavailable, ${providerAnswers.refused} refused |`,
+  `| supplier 1's answers | ${providerAnswers.delivered} delivered, ${providerAnswers.unavailable} delivered but answered 503, ${providerAnswers.refused} refused, ${providerAnswers.failing} failed (its failing minute) |`,
+  `| suppliers 2 and 3 | ${suppliers.slice(1).map((s) => s.received).join(' and ')} orders received |`,
+  `| webhook events for accounts | ${hooks!.events}: ${hooks!.deliveries} deliveries, **${hooks!.deliveries - hooks!.delivered} not delivered**, ${hooks!.attempts} attempts; the receiver accepted ${received.events} distinct events in ${received.requests} requests (${received.refused} answered 503 while an endpoint was down) |`,
   `| **lost orders** (accepted, not in the database) | **${counts.lostOrders}** |`,
   `| **codes delivered twice** | **${counts.codesDeliveredTwice}** |`,
   `| lines holding the wrong number of codes | ${counts.linesWithWrongCodeCount} |`,
@@ -372,9 +449,20 @@ const lines = [
   `| orders not settled (still to move on by themselves) | ${counts.unsettledOrders} |`,
   `| processes that ended without being killed (crashes) | ${crashed} |`,
   `| money: credited ${money!.credited}, debited ${money!.debited}, refunded ${money!.refunded}, balances now ${money!.balances} | |`,
-  `| load time | ${loadSeconds.toFixed(0)} s |`,
+  `| load time | ${loadSeconds.toFixed(0)} s (${(accepted.length / loadSeconds).toFixed(0)} accepted orders/s) |`,
   '',
-  healthy ? 'Every invariant of DESIGN §2 held.' : '**An invariant did not hold: see the counts above.**',
+  '## Memory',
+  '',
+  'Resident memory of each process, sampled every 10 s during the load; growth is the last three samples against the',
+  'first three of the last two thirds of the run, of the process alive at the end.',
+  '',
+  '| process | samples | start of window (MiB) | end (MiB) | peak (MiB) | growth |',
+  '|---|---:|---:|---:|---:|---:|',
+  ...memoryUse.map((m) => `| ${m.role} | ${m.samples.length} (${m.windowSamples} in the window) | ${m.startMiB.toFixed(0)} | ${m.endMiB.toFixed(0)} | ${m.peakMiB.toFixed(0)} | ${(m.growth * 100).toFixed(1)} % |`),
+  '',
+  healthy
+    ? 'Every invariant of DESIGN §2 held, every event reached its endpoint, and no process grew by more than 10 %.'
+    : '**Something did not hold: see the counts above.**',
   '',
 ];
 // A relative --report is taken from the project root, where `npm run soak` runs.
@@ -385,12 +473,13 @@ log(`report written to ${reportFile}: ${healthy ? 'all invariants held' : 'INVAR
 const processLogs = join(tmpdir(), `${name}.log`);
 await writeFile(processLogs, cluster.logs());
 log(`the processes' own logs: ${processLogs}`);
-process.stdout.write(`${JSON.stringify({ orders: ORDERS, accepted: accepted.length, ...counts, pending })}\n`);
+process.stdout.write(`${JSON.stringify({ orders: ORDERS, accepted: accepted.length, ...counts, pending, webhooksHeld, memoryHeld })}\n`);
 
 await cluster.stop();
 await redis.close();
 await db.close();
-await provider.close();
+for (const supplier of suppliers) await supplier.close();
+await receiver.close();
 await admin.unsafe(`drop database if exists "${name}" with (force)`);
 await admin.end({ timeout: 5 });
 process.exit(healthy ? 0 : 1);

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readmeShellBlock, runShell } from '../helpers/readme.js';
+import { once } from 'node:events';
 import type { Cluster } from 'ioredis';
 import { QUEUE_NAMES, queueNameIn } from '../../src/queues/index.js';
 import { buildTopology, expectNoHarm, fulfilmentQueue, JOB_LOCK_SECONDS, jobsHeldBy, QUEUE_SHARDS, report, runScenario, type Topology } from './support.js';
@@ -79,6 +80,8 @@ describe('queues spread over the cluster', () => {
     expectNoHarm(top, result);
     const client = top.redisConnection() as Cluster;
     try {
+      // The cluster client knows its masters once connected.
+      if (client.status !== 'ready') await once(client, 'ready');
       const holding = await Promise.all(
         client.nodes('master').map(async (node) => (await node.keys(`${env.BULLMQ_PREFIX}:{order-fulfilment*`)).length),
       );

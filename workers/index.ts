@@ -49,6 +49,7 @@ export async function startWorkers(services: Services, options: WorkerOptions = 
   const fulfilment = { db: services.db, metrics: services.metrics, suppliers };
   const sender = createWebhookSender();
   const delivery = {
+    logger: services.logger,
     config: services.config,
     metrics: services.metrics,
     sender,
@@ -68,8 +69,9 @@ export async function startWorkers(services: Services, options: WorkerOptions = 
       restockCardService(services.db, job.cardServiceId, statusObserver({ logger, metrics: services.metrics })),
     ),
     startQueueWorker(services, queues.routing, RoutingJob, (job, { logger }) => advanceOrder({ ...fulfilment, logger }, job.orderId, job.step)),
-    // Deliveries wait on the network, not on the database: more of them at once than other jobs (a job sends up to 50).
-    startQueueWorker(services, queues.webhooks, WebhookJob, (job) => deliverBatch(services.db, delivery, job.deliveryIds), 32),
+    // Deliveries wait on the network, not on the database: many jobs at once (each sends up to 50), so the few a slow
+    // receiver holds (WEBHOOK_ENDPOINT_IN_FLIGHT deliveries at most) leave the rest free.
+    startQueueWorker(services, queues.webhooks, WebhookJob, (job) => deliverBatch(services.db, delivery, job.deliveryIds), 128),
   ];
   // Timers, not Redis-stored schedules: they keep running after Redis loses its data. Campaign sync is
   // one such timer (every 2 s, one process at a time on an advisory lock); store changes also run it in
@@ -86,7 +88,7 @@ export async function startWorkers(services: Services, options: WorkerOptions = 
     close: async (deadline = Date.now() + 10_000) => {
       await Promise.all([...timers, ...workers].map((w) => until(deadline, w.close())));
       await Promise.all(workers.map((w) => w.release()));
-      await sender.close();
+      await until(deadline, sender.close());
     },
   };
 }

@@ -45,18 +45,23 @@ export async function startProbe(pids: Record<string, number | undefined>, sql?:
   const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, pid ? processTicks(pid) : 0]));
   const host = hostTicks();
   const xacts = sql ? await commits(sql) : 0;
+  const walBefore = sql ? (await sql<{ lsn: string }[]>`select pg_current_wal_lsn()::text as lsn`)[0]!.lsn : null;
   const backends = sql ? await backendPids(sql) : [];
   const backendTicks = () => backends.reduce((sum, pid) => sum + processTicks(pid), 0);
   const backendsBefore = backendTicks();
   return {
     stop: async (requests) => {
       const seconds = (performance.now() - started) / 1000;
-      const parts = Object.entries(pids)
+      // CPU seconds of each process over the run; per request too when the requests are counted (the capacity model).
+      const cpu = Object.entries(pids)
         .filter(([, pid]) => pid)
-        .map(([name, pid]) => `${name} cpu ${Math.round(((processTicks(pid!) - before[name]!) / TICKS_PER_SECOND / seconds) * 100)}%`);
-      if (backends.length) {
-        const share = (backendTicks() - backendsBefore) / TICKS_PER_SECOND / seconds;
-        parts.push(`postgres backends cpu ${Math.round(share * 100)}%`);
+        .map(([name, pid]) => [name, (processTicks(pid!) - before[name]!) / TICKS_PER_SECOND] as const);
+      if (backends.length) cpu.push(['postgres backends', (backendTicks() - backendsBefore) / TICKS_PER_SECOND]);
+      const parts = cpu.map(([name, used]) => `${name} cpu ${Math.round((used / seconds) * 100)}%`);
+      const perRequest = requests ? cpu.map(([name, used]) => `${name} ${((used / requests) * 1000).toFixed(2)} ms`) : [];
+      if (sql && requests && walBefore) {
+        const [wal] = await sql<{ bytes: string }[]>`select pg_wal_lsn_diff(pg_current_wal_lsn(), ${walBefore}::pg_lsn)::text as bytes`;
+        perRequest.push(`WAL ${(Number(wal!.bytes) / requests / 1024).toFixed(2)} KiB`);
       }
       const now = hostTicks();
       parts.push(`host busy ${Math.round(((now.busy - host.busy) / Math.max(1, now.total - host.total)) * 100)}% of ${cpus().length} cores`);
@@ -66,6 +71,7 @@ export async function startProbe(pids: Record<string, number | undefined>, sql?:
         await new Promise((resolve) => setTimeout(resolve, 1100));
         parts.push(`db xact/req ${(((await commits(sql)) - xacts) / requests).toFixed(1)}`);
       }
+      if (perRequest.length) parts.push(`per request: ${perRequest.join(', ')}`);
       return parts.join(', ');
     },
   };

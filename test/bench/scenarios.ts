@@ -188,7 +188,7 @@ export async function endToEnd(target: Target, next: () => autocannon.Request, a
     p99_ms: Number(row!.p99 ?? 0),
     errors: placed.errors + row!.other,
     // Whether fulfilment keeps up: orders completed per second against orders placed per second.
-    note: `${await probe.stop()}, placement ${Math.round(placed.rps)} rps, completed ${(row!.completed / Number(row!.seconds ?? 1) / placed.rps).toFixed(2)}× the placement rate`,
+    note: `${await probe.stop(row!.completed)}, placement ${Math.round(placed.rps)} rps, completed ${(row!.completed / Number(row!.seconds ?? 1) / placed.rps).toFixed(2)}× the placement rate`,
   };
 }
 

@@ -14,6 +14,7 @@ export async function startReceiver(secret?: string) {
   const received: ReceivedEvent[] = [];
   const rejected: string[] = [];
   let answer = 200;
+  let answerBody: string | undefined;
   let location: string | undefined;
   let requests = 0;
   let delayMs = 0;
@@ -41,7 +42,7 @@ export async function startReceiver(secret?: string) {
           return;
         }
       }
-      res.writeHead(answer, { 'content-type': 'text/plain', ...(location ? { location } : {}) }).end(answer < 300 ? 'ok' : 'receiver is down');
+      res.writeHead(answer, { 'content-type': 'text/plain', ...(location ? { location } : {}) }).end(answerBody ?? (answer < 300 ? 'ok' : 'receiver is down'));
     };
   });
   server.on('connection', () => (connections += 1));
@@ -63,9 +64,10 @@ export async function startReceiver(secret?: string) {
       verifier = new Webhook(endpointSecret);
     },
     /** The status of every answer from now on, with a `Location` header when `redirectTo` is given. */
-    answerWith: (status: number, redirectTo?: string) => {
+    answerWith: (status: number, redirectTo?: string, body?: string) => {
       answer = status;
       location = redirectTo;
+      answerBody = body;
     },
     close: () => new Promise<void>((resolve) => (server.close(() => resolve()), server.closeAllConnections())),
   };

@@ -288,6 +288,7 @@ describe('A16 get-card/orders in one statement', () => {
     const utr = (await expectJson(await me.api.postJson('/api/card/make-order', { service_ids: [serviceId], quantities: [2] }), 200)).message.utr as string;
     const codes = ['Q"UOTE\\-1', 'ÜNI-☃-\n-2'];
     await deliver(utr, serviceId, codes);
+    await createReview(app.services.db, { accountId: me.keys.id, kind: 'card', productId: card.id, rating: 4, comment: 'a "quoted" \\ review' });
     const topUp = await createTopUp(app.services.db, { name: 'Form "answers"', orderFields });
     await expectJson(await me.api.postJson('/api/top-up/make-order', { topUpId: topUp.id, serviceId: topUp.services[0]!.id, User_Id: 'a"b\\c\td' }), 200);
 
@@ -299,6 +300,7 @@ describe('A16 get-card/orders in one statement', () => {
     const [order] = (await page(me.api, '/api/get-card/orders')).data;
     expect(order.order_details).toMatchObject([{ card: name, service: '"card_codes":["x"]', base_price: 12.5, discount: 0.5, card_codes: codes }]);
     expect(order.price).toBe(24);
+    expect(order.review_user_info).toEqual([{ review: { comment: 'a "quoted" \\ review', rating: 4, status: 'active' } }]);
     const [topUpOrder] = (await page(me.api, '/api/get-topup/orders')).data;
     expect(topUpOrder.informations).toEqual({ 'Player ID': 'a"b\\c\td' });
     expect(topUpOrder.order_details[0].name).toBe('Form "answers"');

@@ -99,7 +99,7 @@ const REVIEW = jsonObject([
     'review',
     jsonObject([
       ['comment', json(sql`r.comment`)],
-      ['rating', json(sql`r.rating`)],
+      ['rating', money(sql`r.rating`)],
       ['status', sql`case when r.status = 1 then '"active"' else '"inactive"' end`],
     ]),
   ],

@@ -3,6 +3,7 @@ import type { Db, DbOrTx } from '../../db/client.js';
 import type { DeliveryStatus, WebhookEventType } from '../../db/schema.js';
 import type { Config } from '../../core/env.js';
 import { decrypt } from '../../lib/crypto.js';
+import type { Logger } from '../../lib/logger.js';
 import type { Metrics } from '../../lib/metrics.js';
 import { isoMicros } from '../../lib/time.js';
 import { webhookHeaders } from '../../lib/webhook-signature.js';
@@ -17,6 +18,7 @@ const TIMEOUT_MS = 10_000;
 const EXCERPT_CHARS = 500;
 
 export type DeliveryDeps = {
+  logger: Pick<Logger, 'warn'>;
   config: Pick<Config, 'codeEncryptionKey' | 'ADMIN_WEBHOOK_URL' | 'ADMIN_WEBHOOK_SECRET' | 'WEBHOOK_ALLOW_PRIVATE'>;
   metrics: Pick<Metrics, 'webhookDelivered'>;
   sender: Pick<WebhookSender, 'post'>;
@@ -69,13 +71,22 @@ export async function deliverBatch(db: Db, deps: DeliveryDeps, deliveryIds: read
     from webhook_deliveries d
     join webhook_events e on e.id = d.event_id
     left join webhook_endpoints p on p.id = d.endpoint_id
-    where d.id = any(${sql.param(deliveryIds.map(String))}::bigint[]) and d.status = 'pending'`);
+    where d.id = any(${sql.param(deliveryIds.map(String))}::bigint[]) and d.status = 'pending'
+      -- Due: an attempt that was recorded waits for its next one, which a job run again must not send early. (Not
+      -- enqueued_at: the job may run before the relay's hand-off has committed.)
+      and d.next_attempt_at <= now()`);
   const secrets = new Map<number, string>();
   return Promise.all(
-    due.map(async (delivery) => {
-      const outcome = await attempt(deps, delivery, secrets);
-      if (outcome.status !== 'noop') deps.metrics.webhookDelivered(outcome.status === 'pending' ? 'retrying' : outcome.status);
-      return outcome;
+    due.map(async (delivery): Promise<AttemptOutcome> => {
+      try {
+        const outcome = await attempt(deps, delivery, secrets);
+        if (outcome.status !== 'noop') deps.metrics.webhookDelivered(outcome.status === 'pending' ? 'retrying' : outcome.status);
+        return outcome;
+      } catch (err) {
+        // Not recorded (the recording's transaction failed): still handed over, so the relay hands it again later.
+        deps.logger.warn({ err, deliveryId: delivery.id }, 'webhook attempt not recorded; the relay hands it again');
+        return { status: 'noop' };
+      }
     }),
   );
 }
@@ -104,6 +115,9 @@ async function attempt(deps: DeliveryDeps, delivery: DueDelivery, secrets: Map<n
     error = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
   }
   const durationMs = Math.round(performance.now() - started);
+  // PostgreSQL text holds no NUL character: a receiver's answer could carry one.
+  excerpt = excerpt?.replaceAll('\u0000', '\uFFFD');
+  error = error?.replaceAll('\u0000', '\uFFFD');
   const ok = statusCode !== undefined && statusCode >= 200 && statusCode < 300;
   const delays = deps.retryDelaysMs ?? RETRY_DELAYS_MS;
   const nextDelay = delays[delivery.attempts];
@@ -136,7 +150,8 @@ function targetOf(
 export function attemptRecorder(db: Db, { maxSize = 500 } = {}): (attempt: Attempt) => Promise<AttemptOutcome> {
   return batcher((attempts: Attempt[]) => recordAttempts(db, attempts).then((outcomes) => outcomes.map((value) => ({ status: 'fulfilled' as const, value }))), {
     maxSize,
-    inFlight: 2,
+    // One at a time: two could lock the same endpoint rows in opposite orders.
+    inFlight: 1,
   });
 }
 
@@ -171,9 +186,7 @@ async function recordAttempts(db: Db, attempts: Attempt[]): Promise<AttemptOutco
         insert into webhook_attempts (delivery_id, status_code, duration_ms, response_excerpt, error)
         select * from unnest(${tryColumn((a) => String(a.delivery.id))}::bigint[], ${tryColumn((a) => a.statusCode ?? null)}::int[],
           ${tryColumn((a) => a.durationMs ?? 0)}::int[], ${tryColumn((a) => a.excerpt ?? null)}::text[], ${tryColumn((a) => a.error ?? null)}::text[])`);
-      // An endpoint's last attempt in the batch says whether its failing run ends or goes on.
-      const last = new Map(tried.filter((a) => a.delivery.endpoint_id !== null).map((a) => [a.delivery.endpoint_id!, a.status === 'delivered']));
-      await noteEndpointHealth(tx, last);
+      await noteEndpointHealth(tx, tried.filter((a) => a.delivery.endpoint_id !== null).map((a) => [a.delivery.endpoint_id!, a.status === 'delivered'] as const));
     }
     return attempts.map((a, i): AttemptOutcome =>
       recorded.has(i) ? { status: a.status, ...(a.statusCode !== undefined ? { statusCode: a.statusCode } : {}) } : { status: 'noop' },
@@ -181,21 +194,36 @@ async function recordAttempts(db: Db, attempts: Attempt[]): Promise<AttemptOutco
   });
 }
 
-/** A success ends a failing run; a failure starts one, and a run of 5 days disables the endpoint. */
-async function noteEndpointHealth(db: DbOrTx, lastSucceeded: Map<number, boolean>): Promise<void> {
-  const succeeded = [...lastSucceeded].filter(([, ok]) => ok).map(([id]) => id);
-  const failed = [...lastSucceeded].filter(([, ok]) => !ok).map(([id]) => id);
-  if (succeeded.length > 0) {
-    await db.execute(sql`update webhook_endpoints set failing_since = null where id = any(${sql.param(succeeded)}::int[]) and failing_since is not null`);
+/**
+ * A success ends a failing run; a failure starts one, and a run of 5 days disables the endpoint. `outcomes`: each
+ * attempt's endpoint and whether it succeeded, in the order they ended: an endpoint whose last attempt succeeded ends
+ * its run; one that failed after a success in the same batch starts a new run now; one that only failed goes on.
+ */
+async function noteEndpointHealth(db: DbOrTx, outcomes: ReadonlyArray<readonly [endpointId: number, succeeded: boolean]>): Promise<void> {
+  const last = new Map<number, boolean>();
+  const succeededOnce = new Set<number>();
+  for (const [id, succeeded] of outcomes) {
+    last.set(id, succeeded);
+    if (succeeded) succeededOnce.add(id);
   }
-  if (failed.length === 0) return;
+  const ids = [...last.keys()].sort((a, b) => a - b);
+  const recovered = ids.filter((id) => last.get(id));
+  const failingAfresh = ids.filter((id) => !last.get(id) && succeededOnce.has(id));
+  const failing = ids.filter((id) => !last.get(id) && !succeededOnce.has(id));
+  if (recovered.length > 0) {
+    await db.execute(sql`update webhook_endpoints set failing_since = null where id = any(${sql.param(recovered)}::int[]) and failing_since is not null`);
+  }
+  if (failingAfresh.length > 0) {
+    await db.execute(sql`update webhook_endpoints set failing_since = now() where id = any(${sql.param(failingAfresh)}::int[])`);
+  }
+  if (failing.length === 0) return;
   await db.execute(sql`
     update webhook_endpoints set
       failing_since = coalesce(failing_since, now()),
       enabled = enabled and coalesce(failing_since, now()) > now() - ${DISABLE_AFTER_MS} * interval '1 millisecond',
       disabled_at = case when enabled and coalesce(failing_since, now()) <= now() - ${DISABLE_AFTER_MS} * interval '1 millisecond'
         then now() else disabled_at end
-    where id = any(${sql.param(failed)}::int[])`);
+    where id = any(${sql.param(failing)}::int[])`);
 }
 
 /**
@@ -211,9 +239,11 @@ export async function dueDeliveries(
 ): Promise<DueHandOff[]> {
   const lost = sql`now() - ${lostAfterMs} * interval '1 millisecond'`;
   return db.execute<DueHandOff>(sql`
+    -- Due rows only (the due index): a handed delivery was due when it was handed, and retries scheduled for later
+    -- are neither handed nor due.
     with pending as (
       select id, endpoint_id, next_attempt_at, enqueued_at is not null and enqueued_at >= ${lost} as handed
-      from webhook_deliveries where status = 'pending'
+      from webhook_deliveries where status = 'pending' and next_attempt_at <= now()
     ),
     in_flight as (
       select endpoint_id, count(*) as n from pending where handed group by endpoint_id
@@ -222,11 +252,11 @@ export async function dueDeliveries(
       select p.id, p.next_attempt_at,
         row_number() over (partition by p.endpoint_id order by p.next_attempt_at, p.id) + coalesce(f.n, 0) as place
       from pending p left join in_flight f on f.endpoint_id is not distinct from p.endpoint_id
-      where not p.handed and p.next_attempt_at <= now()
+      where not p.handed
     )
     update webhook_deliveries d set enqueued_at = clock_timestamp()
     where d.id in (select id from ranked where place <= ${perEndpoint} order by next_attempt_at, id limit ${limit})
-      and d.status = 'pending' and (d.enqueued_at is null or d.enqueued_at < ${lost})
+      and d.status = 'pending' and d.next_attempt_at <= now() and (d.enqueued_at is null or d.enqueued_at < ${lost})
     returning d.id::float8 as id, d.endpoint_id as "endpointId", floor(extract(epoch from d.enqueued_at) * 1000)::float8 as "handOff"`);
 }
 

@@ -10,8 +10,8 @@ export type Cluster = {
   env: Record<string, string>;
   adminToken: string;
   api: Run;
-  workers: Run[];
-  startWorker: () => Promise<Run>;
+  workers: Array<Run & { metricsUrl: string }>;
+  startWorker: () => Promise<Run & { metricsUrl: string }>;
   /** Starts the API process again (after it was killed) and waits until it answers. */
   restartApi: () => Promise<Run>;
   /** Every process started so far (API processes first), living or not. */
@@ -47,7 +47,7 @@ export async function startCluster(options: {
     await waitForHttp(`${baseUrl}/health`, api);
     return api;
   };
-  const workers: Run[] = [];
+  const workers: Array<Run & { metricsUrl: string }> = [];
   const startWorker = async () => {
     const worker = await runWorkerProcess(env);
     workers.push(worker);

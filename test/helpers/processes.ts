@@ -135,10 +135,11 @@ export function runEntry(
  * `npm run worker` in its own process, resolved once it is ready: a worker process serves its metrics (on a spare
  * port) once its start, database and Redis checks, is behind it.
  */
-export async function runWorkerProcess(env: Record<string, string>): Promise<Run> {
+export async function runWorkerProcess(env: Record<string, string>): Promise<Run & { metricsUrl: string }> {
   const metricsPort = await freePort();
   const worker = runEntry('workers/main.ts', { METRICS_TOKEN: TEST_METRICS_TOKEN, ...env, WORKER_METRICS_PORT: String(metricsPort) });
   const token = { Authorization: `Bearer ${env.METRICS_TOKEN ?? TEST_METRICS_TOKEN}` };
-  await waitForHttp(`http://127.0.0.1:${metricsPort}/metrics`, worker, undefined, { headers: token });
-  return worker;
+  const metricsUrl = `http://127.0.0.1:${metricsPort}`;
+  await waitForHttp(`${metricsUrl}/metrics`, worker, undefined, { headers: token });
+  return { ...worker, metricsUrl };
 }

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
+import { TEST_METRICS_TOKEN } from '../helpers/processes.js';
 
-type Sampled = { process: { pid?: number | undefined } } | undefined;
+/** A process to sample: its pid, and where its /metrics answers (for the V8 heap in use). */
+export type Sampled = { pid: number | undefined; metricsUrl: string } | undefined;
 
 /** A process's resident memory in MiB (VmRSS), or null once it has gone. */
 function residentMiB(pid: number): number | null {
@@ -12,48 +14,66 @@ function residentMiB(pid: number): number | null {
   }
 }
 
-export type MemorySeries = { role: string; samples: Array<{ atSeconds: number; pid: number; mib: number }> };
+/** The V8 heap in use (MiB) as the process's own /metrics says (prom-client's nodejs_heap_size_used_bytes). */
+async function heapUsedMiB(metricsUrl: string): Promise<number | null> {
+  const text = await fetch(`${metricsUrl}/metrics`, { headers: { Authorization: `Bearer ${TEST_METRICS_TOKEN}` }, signal: AbortSignal.timeout(5000) })
+    .then((r) => r.text())
+    .catch(() => '');
+  const bytes = /^nodejs_heap_size_used_bytes (\d+(?:\.\d+)?)/m.exec(text)?.[1];
+  return bytes === undefined ? null : Number(bytes) / 1024 / 1024;
+}
+
+type Sample = { atSeconds: number; pid: number; rss: number; heap: number | null };
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+const growthOf = (first: number, last: number) => (first > 0 ? last / first - 1 : 0);
 
 /**
- * Samples every `intervalMs` the resident memory of the processes `roles` names now (a role's process changes when it
- * is killed and another started). `stop` ends it and gives each role's samples and its growth over the last two thirds
- * of the run: the last three samples against the first three of that window, of the process alive at the end (a
- * process started within the window is measured from its own start).
+ * Samples every `intervalMs` the memory of the processes `roles` names now (a role's process changes when it is
+ * killed and another started): resident memory, and the V8 heap in use. `stop` ends it and gives, for each role, the
+ * growth over the last two thirds of the run of the process alive at the end (one started within the window counts
+ * from its own start): resident memory as the last three samples against the first three, and the live heap as the
+ * lowest of the window's last third against the lowest of its first third (garbage comes and goes between
+ * collections; what is still there at the lowest point is what the process keeps).
  */
 export function memorySampler(roles: () => Record<string, Sampled>, intervalMs: number) {
   const started = Date.now();
-  const series = new Map<string, MemorySeries>();
-  const sample = () => {
-    for (const [role, run] of Object.entries(roles())) {
-      const pid = run?.process.pid;
-      const mib = pid === undefined ? null : residentMiB(pid);
-      if (pid === undefined || mib === null) continue;
-      const entry = series.get(role) ?? { role, samples: [] };
-      entry.samples.push({ atSeconds: Math.round((Date.now() - started) / 1000), pid, mib });
-      series.set(role, entry);
-    }
+  const series = new Map<string, Sample[]>();
+  const sample = async () => {
+    await Promise.all(
+      Object.entries(roles()).map(async ([role, target]) => {
+        const pid = target?.pid;
+        const rss = pid === undefined ? null : residentMiB(pid);
+        if (pid === undefined || rss === null) return;
+        const heap = await heapUsedMiB(target!.metricsUrl);
+        const samples = series.get(role) ?? [];
+        samples.push({ atSeconds: Math.round((Date.now() - started) / 1000), pid, rss, heap });
+        series.set(role, samples);
+      }),
+    );
   };
-  sample();
-  const timer = setInterval(sample, intervalMs);
+  void sample();
+  const timer = setInterval(() => void sample(), intervalMs);
   return {
-    stop: () => {
+    stop: async () => {
       clearInterval(timer);
-      sample();
-      const windowFrom = ((Date.now() - started) / 1000) / 3;
-      const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
-      return [...series.values()].map(({ role, samples }) => {
+      await sample();
+      const windowFrom = (Date.now() - started) / 1000 / 3;
+      return [...series.entries()].map(([role, samples]) => {
         const last = samples.at(-1)!;
         const window = samples.filter((s) => s.pid === last.pid && s.atSeconds >= windowFrom);
-        const first = median(window.slice(0, 3).map((s) => s.mib));
-        const end = median(window.slice(-3).map((s) => s.mib));
+        const third = Math.max(1, Math.floor(window.length / 3));
+        const heaps = (part: Sample[]) => part.map((s) => s.heap).filter((h): h is number => h !== null);
+        const heapFirst = Math.min(...heaps(window.slice(0, third)));
+        const heapLast = Math.min(...heaps(window.slice(-third)));
+        const rssFirst = median(window.slice(0, 3).map((s) => s.rss));
+        const rssLast = median(window.slice(-3).map((s) => s.rss));
         return {
           role,
-          samples,
+          samples: samples.length,
           windowSamples: window.length,
-          startMiB: first,
-          endMiB: end,
-          peakMiB: Math.max(...samples.map((s) => s.mib)),
-          growth: first > 0 ? end / first - 1 : 0,
+          rss: { first: rssFirst, last: rssLast, peak: Math.max(...samples.map((s) => s.rss)), growth: growthOf(rssFirst, rssLast) },
+          heap: { first: heapFirst, last: heapLast, growth: Number.isFinite(heapFirst) && Number.isFinite(heapLast) ? growthOf(heapFirst, heapLast) : Number.NaN },
         };
       });
     },

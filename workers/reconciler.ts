@@ -58,9 +58,7 @@ export function startReconciler(services: Services, options: ReconcilerOptions =
       if (step !== null) steps.push({ order, step });
     }
     const afterCommit = async () => {
-      if (lostCards.length) {
-        await Promise.all(lostCards.map((order) => queues.addFulfilment({ orderId: order.id, utr: order.utr }, order.utr)));
-      }
+      await Promise.all(lostCards.map((order) => queues.addFulfilment({ orderId: order.id, utr: order.utr }, order.utr)));
       for (const { order, state } of finishedCards) await (await queues.fulfilmentFor(order.id).getJob(order.utr))?.retry(state as 'failed' | 'completed');
       for (const { order, step } of steps) await scheduleRoutingStep(queues)(order, step, 0);
     };

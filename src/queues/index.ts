@@ -110,13 +110,14 @@ export const DEFAULT_JOB_OPTIONS = {
 export function createQueues(connection: ConnectionOptions, prefix: string, layout: QueueLayout = SINGLE_SLOT): Queues {
   const open = <T>(name: string, shard = 0) => new Queue<T>(queueNameIn(layout, name, shard), { connection, prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
   const fulfilmentShards = Array.from({ length: layout.fulfilmentShards }, (_, shard) => open<FulfilmentJob>(QUEUE_NAMES.fulfilment, shard));
-  const fulfilmentFor = (orderId: number) => fulfilmentShards[orderId % fulfilmentShards.length]!;
+  const shardOf = (orderId: number) => orderId % layout.fulfilmentShards;
+  const fulfilmentFor = (orderId: number) => fulfilmentShards[shardOf(orderId)]!;
   const restock = open<RestockJob>(QUEUE_NAMES.restock);
   const webhooks = open<WebhookJob>(QUEUE_NAMES.webhooks);
   const routing = open<RoutingJob>(QUEUE_NAMES.routing);
   const all = [...fulfilmentShards, restock, webhooks, routing] as Queue[];
   const adders = fulfilmentShards.map((queue) => batchedAdder(queue, 'fulfil'));
-  const addFulfilment = (job: FulfilmentJob, jobId: string) => adders[job.orderId % adders.length]!(job, jobId);
+  const addFulfilment = (job: FulfilmentJob, jobId: string) => adders[shardOf(job.orderId)]!(job, jobId);
   return {
     fulfilment: fulfilmentShards[0]!,
     fulfilmentShards,

@@ -48,43 +48,39 @@ const stockShort = (owed: SQL) =>
   sql`(case when ${owed} = 0 then '' when ${owed} = 1 then '1 code will be sent as soon as stock arrives.'
     else ${owed} || ' codes will be sent as soon as stock arrives.' end)`;
 
-/** The order_details entry of a line of `o` (the order), `l` (the line), `s` (its service), `p` (its product). */
+/**
+ * The JSON of each field an order_details entry may hold, for a line of `o` (the order), `l` (the line), `s` (its
+ * service), `p` (its product); `asset`: the base of the asset URLs.
+ */
+const lineValues = (asset: SQL) => ({
+  utr: json(sql`o.utr`),
+  id: json(sql`p.id`),
+  rating: money(sql`p.avg_rating`),
+  image: json(assetUrl(sql`p.image->>'image'`, asset)),
+  name: json(sql`p.name`),
+  card: json(sql`p.name`),
+  slug: json(sql`p.slug`),
+  service: json(sql`s.name`),
+  base_price: money(sql`l.base_price`),
+  currency: json(sql`o.currency`),
+  symbol: json(sql`o.currency_symbol`),
+  discount: money(sql`round((l.base_price * l.quantity - l.line_total) / l.quantity, 2)`),
+  quantity: json(sql`l.quantity`),
+  card_codes: sql`(select ${jsonArray(sql`'"' || encode(c.code_encrypted, 'hex') || '"'`, sql`c.id`)} from card_codes c where c.order_line_id = l.id)`,
+  stock_short: json(stockShort(sql`l.codes_owed`)),
+});
+
+/** The fields of an order_details entry of each kind, in the spec's order (§2 Order). */
 const LINE_FIELDS = {
-  top_up: (asset: SQL) =>
-    jsonObject([
-      ['utr', json(sql`o.utr`)],
-      ['rating', money(sql`p.avg_rating`)],
-      ['image', json(assetUrl(sql`p.image->>'image'`, asset))],
-      ['discount', money(sql`round((l.base_price * l.quantity - l.line_total) / l.quantity, 2)`)],
-      ['quantity', json(sql`l.quantity`)],
-      ['name', json(sql`p.name`)],
-      ['service', json(sql`s.name`)],
-      ['base_price', money(sql`l.base_price`)],
-      ['currency', json(sql`o.currency`)],
-      ['symbol', json(sql`o.currency_symbol`)],
-      ['slug', json(sql`p.slug`)],
-    ]),
-  card: (asset: SQL) =>
-    jsonObject([
-      ['utr', json(sql`o.utr`)],
-      ['id', json(sql`p.id`)],
-      ['rating', money(sql`p.avg_rating`)],
-      ['image', json(assetUrl(sql`p.image->>'image'`, asset))],
-      ['card', json(sql`p.name`)],
-      ['slug', json(sql`p.slug`)],
-      ['service', json(sql`s.name`)],
-      ['base_price', money(sql`l.base_price`)],
-      ['currency', json(sql`o.currency`)],
-      ['symbol', json(sql`o.currency_symbol`)],
-      ['discount', money(sql`round((l.base_price * l.quantity - l.line_total) / l.quantity, 2)`)],
-      ['quantity', json(sql`l.quantity`)],
-      [
-        'card_codes',
-        sql`(select ${jsonArray(sql`'"' || encode(c.code_encrypted, 'hex') || '"'`, sql`c.id`)} from card_codes c where c.order_line_id = l.id)`,
-      ],
-      ['stock_short', json(stockShort(sql`l.codes_owed`))],
-    ]),
-};
+  top_up: ['utr', 'rating', 'image', 'discount', 'quantity', 'name', 'service', 'base_price', 'currency', 'symbol', 'slug'],
+  card: ['utr', 'id', 'rating', 'image', 'card', 'slug', 'service', 'base_price', 'currency', 'symbol', 'discount', 'quantity', 'card_codes', 'stock_short'],
+} as const satisfies Record<ProductKind, ReadonlyArray<keyof ReturnType<typeof lineValues>>>;
+
+/** The order_details entry of a line of an order of `kind`. */
+function lineJson(kind: ProductKind, asset: SQL): SQL {
+  const values = lineValues(asset);
+  return jsonObject(LINE_FIELDS[kind].map((name) => [name, values[name]]));
+}
 
 /** An order's `informations`: a top-up's form answers as an object (`{}` without), `[]` for a card order. */
 const INFORMATIONS = {
@@ -132,7 +128,7 @@ function entriesJson(kind: ProductKind, picked: SQL, asset: SQL): SQL {
   return sql`(
     with picked as (${picked}),
     line_rows as (
-      select l.order_id, l.id, ${LINE_FIELDS[kind](asset)} as line,
+      select l.order_id, l.id, ${lineJson(kind, asset)} as line,
         case when r.status is not null and row_number() over (partition by l.order_id, p.id order by l.id) = 1 then ${REVIEW} end as review
       from picked o
       join order_lines l on l.order_id = o.id

@@ -87,12 +87,14 @@ describe('an open attempt blocks the operator', () => {
     expect(await writes(utr)).toEqual(before);
     expect((await view_(utr)).delivery).toBe('with_supplier');
 
-    // A then delivers and says so: the order is delivered once, and was never refunded.
+    // A then delivers and says so: the order is delivered once, and was never refunded. The callback goes before A's
+    // ledger says completed: the workers' status queries (every 100 ms here) would otherwise find it first, and the
+    // callback would then find the order already moved.
     const entry = supplierA.ledger.get(utr)!;
-    entry.status = 'completed';
-    entry.deliveries += 1;
     const body = JSON.stringify({ reference: utr, status: 'completed', provider_reference: entry.providerReference });
     const callback = await app.request(`/callbacks/providers/${providerIds.a}`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...signHttpBody(SECRET_A, body) }, body });
+    entry.status = 'completed';
+    entry.deliveries += 1;
     expect((await expectJson(callback, 200)).message).toEqual({ reference: utr, outcome: 'completed', result: 'applied' });
     const view = await view_(utr);
     expect(view).toMatchObject({ status: 1, refunded_amount: '0.00', delivery: 'delivered' });

@@ -1,6 +1,6 @@
 import type { Services } from '../src/runtime/services.js';
 import { until } from '../src/lib/deadline.js';
-import { advanceOrder, batchedFulfilment, FULFILMENT_JOBS, restockCardService, type SupplierRouting } from '../src/modules/fulfilment/index.js';
+import { advanceOrder, batchedFulfilment, FULFILMENT_JOBS, restockCardService, type FulfilmentPace, type SupplierRouting } from '../src/modules/fulfilment/index.js';
 import { statusObserver } from '../src/modules/order-state/index.js';
 import { syncEnvironmentProvider } from '../src/modules/providers/index.js';
 import { createCircuits } from '../src/modules/suppliers/index.js';
@@ -27,6 +27,8 @@ export type WorkerOptions = {
   /** Pause between two reads of the providers' balances. */
   balanceIntervalMs?: number;
   retention?: RetentionOptions;
+  /** The pace card fulfilment reads its batch options from (the worker process `npm start` forks: placement first). */
+  pace?: FulfilmentPace;
 };
 
 /** Starts every BullMQ worker and scheduler of this service in the current process. */
@@ -58,7 +60,7 @@ export async function startWorkers(services: Services, options: WorkerOptions = 
   };
   // Card orders of jobs that arrive while a batch transaction runs go together in the next one; top-ups go one job
   // at a time, at most WORKER_CONCURRENCY at once (as many as before batching).
-  const fulfil = batchedFulfilment({ ...fulfilment, logger: services.logger }, { topUpsAtOnce: config.WORKER_CONCURRENCY });
+  const fulfil = batchedFulfilment({ ...fulfilment, logger: services.logger }, { batch: options.pace?.batch, topUpsAtOnce: config.WORKER_CONCURRENCY });
   const workers = [
     // Each job logs through its own logger: its lines carry the job and the request that placed the order.
     // Every shard's jobs go through the same batching: orders of several shards can share a transaction.

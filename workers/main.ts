@@ -1,10 +1,22 @@
 import { bootstrap, exitOnUncaught, onShutdown, startOrExit, StartupError } from '../src/startup/index.js';
 import { startWorkers } from './index.js';
+import { fulfilmentPace, type FulfilmentPace } from '../src/modules/fulfilment/index.js';
+import type { Services } from '../src/runtime/services.js';
 import { serveWorkerMetrics } from './metrics-server.js';
 import type { FromWorkerProcess, ToWorkerProcess } from './process.js';
 
 /** Forked by `npm start` (workers/process.ts): its IPC channel to the API process. */
 const parent = process.send?.bind(process);
+
+/** The pace of this process's card fulfilment when forked; the API's load messages move it. */
+let placementFirst: FulfilmentPace | undefined;
+function pace(services: Services): FulfilmentPace {
+  placementFirst = fulfilmentPace((yielding) => {
+    services.metrics.fulfilmentYielding(yielding);
+    services.logger.debug({ yielding }, yielding ? 'the API is busy: fulfilment yields to it' : 'the API is calm: fulfilment at its usual pace');
+  });
+  return placementFirst;
+}
 
 /** `npm run worker`: the workers alone, for hosts that run no API; also the worker process `npm start` forks. */
 const { services, workers, metricsServer } = await startOrExit(async () => {
@@ -19,7 +31,8 @@ const { services, workers, metricsServer } = await startOrExit(async () => {
       : await serveWorkerMetrics(services, port).catch((err: NodeJS.ErrnoException) => {
           throw new StartupError(`WORKER_METRICS_PORT: ${port} cannot be used (${err.code ?? err.message})`);
         });
-  const workers = await startWorkers(services);
+  // Forked beside the API: card fulfilment yields to it while it is busy (told over the IPC channel, below).
+  const workers = await startWorkers(services, { pace: parent && services.config.PLACEMENT_FIRST ? pace(services) : undefined });
   services.logger.info({ metricsPort: port ?? null }, 'workers started');
   return { services, workers, metricsServer };
 });
@@ -29,11 +42,11 @@ const shutDown = onShutdown(services.logger, services.config.SHUTDOWN_TIMEOUT_MS
   await services.close(deadline);
 });
 
-// Forked: answer the API process's scrapes, and stop when it has gone.
+// Forked: answer the API process's scrapes, follow its load, and stop when it has gone.
 if (parent) {
   const tell = (message: FromWorkerProcess) => void (process.connected && parent(message));
   process.on('message', (message: ToWorkerProcess) => {
-    if (message.type !== 'series') return;
+    if (message.type === 'load') return placementFirst?.observe(message.inFlight);
     services.metrics.ownSeries().then(
       (series) => tell({ type: 'series', id: message.id, series }),
       () => tell({ type: 'series', id: message.id, series: [] }),

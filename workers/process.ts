@@ -7,15 +7,19 @@ import { until } from '../src/lib/deadline.js';
 import type { ProcessSeries } from '../src/lib/metrics.js';
 import type { Services } from '../src/runtime/services.js';
 import type { RunningWorkers } from './index.js';
+import { LOAD_INTERVAL_MS } from '../src/modules/fulfilment/index.js';
 
 /** What `npm start` and its worker process say to each other over the IPC channel. */
-export type ToWorkerProcess = { type: 'series'; id: number };
+export type ToWorkerProcess = { type: 'series'; id: number } | { type: 'load'; inFlight: number };
 export type FromWorkerProcess = { type: 'ready' } | { type: 'series'; id: number; series: ProcessSeries };
 
 /** The worker entry beside this module: workers/main.ts under tsx, dist/workers/main.js once compiled. */
 const ENTRY = fileURLToPath(new URL(`./main${import.meta.url.slice(import.meta.url.lastIndexOf('.'))}`, import.meta.url));
-/** The wait before the next start after a worker process ended, doubled after each start that fails, up to the cap. */
-const RESTART_DELAY_MS = { first: 1000, max: 30_000 };
+/**
+ * The wait before the next start after a worker process ended, doubled after each start that fails or ends soon after
+ * it got ready, up to the cap; back to the first once a process has stayed up `stable`.
+ */
+const RESTART_DELAY_MS = { first: 1000, max: 30_000, stable: 30_000 };
 const PEER_ANSWER_MS = 1000;
 
 /**
@@ -28,7 +32,7 @@ const PEER_ANSWER_MS = 1000;
  * where it is. `firstStart` settles with whether the first child got ready. One whose parent has gone shuts down
  * by itself.
  */
-export function startWorkerProcess({ config, logger, metrics, lifecycle }: Services): RunningWorkers & { firstStart: Promise<boolean> } {
+export function startWorkerProcess({ config, logger, metrics, lifecycle, load }: Services): RunningWorkers & { firstStart: Promise<boolean> } {
   let closing = false;
   let restart: NodeJS.Timeout | undefined;
   let delay = RESTART_DELAY_MS.first;
@@ -70,10 +74,13 @@ export function startWorkerProcess({ config, logger, metrics, lifecycle }: Servi
     readiness(child).then(
       () => {
         lifecycle.workers = 'up';
-        delay = RESTART_DELAY_MS.first;
+        const upSince = Date.now();
         settleFirstStart(true);
         child.once('exit', (code, signal) => {
           if (closing) return;
+          // One that dies each time right after it got ready (a bad job, a dependency that fails under load) is
+          // started again ever more slowly, as one that cannot start is.
+          if (Date.now() - upSince >= RESTART_DELAY_MS.stable) delay = RESTART_DELAY_MS.first;
           logger.error({ code, signal }, `the worker process ended; starting another in ${delay} ms`);
           startLater();
         });
@@ -106,11 +113,18 @@ export function startWorkerProcess({ config, logger, metrics, lifecycle }: Servi
       }),
   );
 
+  // Placement first: the worker process yields while this one is busy (src/modules/fulfilment/pace.ts).
+  const tellLoad = setInterval(() => {
+    const inFlight = load.take();
+    if (current.connected) current.send({ type: 'load', inFlight } satisfies ToWorkerProcess);
+  }, LOAD_INTERVAL_MS).unref();
+
   return {
     firstStart,
     close: async (deadline = Date.now() + 10_000) => {
       closing = true;
       clearTimeout(restart);
+      clearInterval(tellLoad);
       if (current.exitCode !== null || current.signalCode !== null) return;
       lifecycle.workers = 'down';
       const exited = once(current, 'exit');

@@ -5,14 +5,20 @@ import type { PageRequest } from '../lib/paging.js';
 import { baseUrl } from './urls.js';
 
 
+/**
+ * The URL of a page of this list: the request's own query with `page` set. `after` (the order lists' keyset cursor)
+ * goes only where it is given: a link to any other page counts from the first entry.
+ */
 function pageUrlBuilder(c: Context<AppEnv>) {
   const url = new URL(c.req.url);
   const path = `${baseUrl(c)}${url.pathname}`;
   return {
     path,
-    at: (page: number) => {
+    at: (page: number, after?: string) => {
       const params = new URLSearchParams(url.search);
       params.set('page', String(page));
+      if (after === undefined) params.delete('after');
+      else params.set('after', after);
       return `${path}?${params.toString()}`;
     },
   };
@@ -48,23 +54,25 @@ const ENTRIES_MARK = '\u0001';
 
 /**
  * The JSON text of a page object whose entries are already JSON text (`entries`, an array of `count` of them, written by
- * the database): the object is serialised around a mark, which is then replaced by the entries.
+ * the database): the object is serialised around a mark, which is then replaced by the entries. `nextAfter`: the
+ * cursor the next page's URL carries (keyset paging), if the list has one.
  */
-export function pageObjectText(c: Context<AppEnv>, key: 'items' | 'data', entries: string, count: number, total: number, page: PageRequest): string {
-  const text = JSON.stringify(pageObjectAround(c, key, ENTRIES_MARK, count, total, page));
+export function pageObjectText(c: Context<AppEnv>, key: 'items' | 'data', entries: string, count: number, total: number, page: PageRequest, nextAfter?: string): string {
+  const text = JSON.stringify(pageObjectAround(c, key, ENTRIES_MARK, count, total, page, nextAfter));
   return text.replace(`"${key}":${JSON.stringify(ENTRIES_MARK)}`, () => `"${key}":${entries}`);
 }
 
-function pageObjectAround<E>(c: Context<AppEnv>, key: 'items' | 'data', entries: E, count: number, total: number, { page, perPage }: PageRequest) {
+function pageObjectAround<E>(c: Context<AppEnv>, key: 'items' | 'data', entries: E, count: number, total: number, { page, perPage }: PageRequest, nextAfter?: string) {
   const urls = pageUrlBuilder(c);
   const lastPage = Math.max(1, Math.ceil(total / perPage));
   const from = count ? (page - 1) * perPage + 1 : null;
+  const next = page < lastPage ? urls.at(page + 1, nextAfter) : null;
   const links = [
     { url: page > 1 ? urls.at(page - 1) : null, label: '&laquo; Previous', active: false },
     ...pageWindow(page, lastPage).map((p) =>
       p === null ? { url: null, label: '...', active: false } : { url: urls.at(p), label: String(p), active: p === page },
     ),
-    { url: page < lastPage ? urls.at(page + 1) : null, label: 'Next &raquo;', active: false },
+    { url: next, label: 'Next &raquo;', active: false },
   ];
   return {
     current_page: page,
@@ -74,7 +82,7 @@ function pageObjectAround<E>(c: Context<AppEnv>, key: 'items' | 'data', entries:
     last_page: lastPage,
     last_page_url: urls.at(lastPage),
     links,
-    next_page_url: page < lastPage ? urls.at(page + 1) : null,
+    next_page_url: next,
     path: urls.path,
     per_page: perPage,
     prev_page_url: page > 1 ? urls.at(page - 1) : null,

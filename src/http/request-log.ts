@@ -34,9 +34,10 @@ export const requestLog: MiddlewareHandler<AppEnv> = async (c, next) => {
 export type ServedRequest = { requestId: string; method: string; route: string; status: number; accountId: number | undefined; testMode?: boolean };
 
 /** The log line and the request series of one answered request that started at `started` (performance.now()). */
-export function recordServed({ logger, metrics }: Pick<Services, 'logger' | 'metrics'>, { requestId, accountId, testMode, ...request }: ServedRequest, started: number): void {
+export function recordServed({ logger, metrics, load }: Pick<Services, 'logger' | 'metrics' | 'load'>, { requestId, accountId, testMode, ...request }: ServedRequest, started: number): void {
   const seconds = (performance.now() - started) / 1000;
   metrics.requestServed(request, seconds);
+  load.served(seconds);
   logger.info(
     { requestId, ...request, durationMs: Math.round(seconds * 10_000) / 10, ...(accountId === undefined ? {} : { accountId }), ...(testMode ? { mode: 'test' } : {}) },
     'request',

@@ -1,6 +1,8 @@
 /**
  * Group commit: calls that arrive while a batch is being run are gathered and run together in the next one.
- * An idle batcher starts a lone call at once (no timer): it only waits for the calls made in the same tick.
+ * An idle batcher starts a lone call at once (no timer): it only waits for the calls made in the same tick, unless
+ * `lingerMs` asks a batch short of `maxSize` to wait that long for more. The options are read at each start: a
+ * caller may change them while it runs.
  */
 
 export type BatchOptions = {
@@ -8,11 +10,13 @@ export type BatchOptions = {
   maxSize: number;
   /** Batches run at the same time. */
   inFlight: number;
+  /** How long the oldest waiting call may wait for a batch to fill before it starts short of `maxSize` (0: at once). */
+  lingerMs?: number;
   /** Told the size of each batch as it starts (metrics, tests). */
   onBatch?: (size: number) => void;
 };
 
-type Waiting<In, Out> = { item: In; resolve: (value: Out) => void; reject: (reason: unknown) => void };
+type Waiting<In, Out> = { item: In; since: number; resolve: (value: Out) => void; reject: (reason: unknown) => void };
 
 /**
  * Returns a function that hands its item to `run` with whatever else is waiting and resolves with that item's own
@@ -22,10 +26,19 @@ export function batcher<In, Out>(run: (items: In[]) => Promise<PromiseSettledRes
   const waiting: Waiting<In, Out>[] = [];
   let running = 0;
   let scheduled = false;
+  let lingering: NodeJS.Timeout | undefined;
 
   const start = () => {
     scheduled = false;
     while (running < options.inFlight && waiting.length > 0) {
+      const left = waiting.length < options.maxSize ? waiting[0]!.since + (options.lingerMs ?? 0) - performance.now() : 0;
+      if (left > 0) {
+        lingering ??= setTimeout(() => {
+          lingering = undefined;
+          start();
+        }, left);
+        return;
+      }
       const batch = waiting.splice(0, options.maxSize);
       running += 1;
       options.onBatch?.(batch.length);
@@ -43,7 +56,7 @@ export function batcher<In, Out>(run: (items: In[]) => Promise<PromiseSettledRes
 
   return (item) =>
     new Promise<Out>((resolve, reject) => {
-      waiting.push({ item, resolve, reject });
+      waiting.push({ item, since: performance.now(), resolve, reject });
       // Calls made in this tick go together; an idle batcher starts them within it.
       if (!scheduled && running < options.inFlight) {
         scheduled = true;

@@ -1,5 +1,24 @@
 import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type MetricObjectWithValues, type MetricValue, type PrometheusContentType } from 'prom-client';
+import { constants as perfConstants, PerformanceObserver } from 'node:perf_hooks';
+import { getHeapStatistics } from 'node:v8';
 import { withTimeout } from './deadline.js';
+
+/**
+ * The V8 heap in use right after this process's latest major (mark-compact) collection: what the process keeps, with
+ * the garbage a minor collection leaves in old space gone. `nodejs_heap_size_used_bytes` rises and falls with that
+ * garbage between major collections; this one only moves when what is kept does (a leak shows here). One observer per
+ * process, whatever the number of registries.
+ */
+let heapAfterMajorGc: number | null = null;
+let gcObserver: PerformanceObserver | null = null;
+function observeMajorCollections(): void {
+  if (gcObserver) return;
+  gcObserver = new PerformanceObserver((list) => {
+    const major = list.getEntries().some((entry) => (entry as { detail?: { kind?: number } }).detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR);
+    if (major) heapAfterMajorGc = getHeapStatistics().used_heap_size;
+  });
+  gcObserver.observe({ entryTypes: ['gc'] });
+}
 
 /**
  * What a scrape reads from PostgreSQL and Redis. Each read is bounded (`scrapeTimeoutMs`): one that fails or
@@ -53,6 +72,8 @@ export type Metrics = {
   providerRequest: (provider: string, request: string, outcome: string, seconds: number) => void;
   /** Rows deleted by retention (C23). */
   retentionDeleted: (table: string, rows: number) => void;
+  /** Card fulfilment started (true) or stopped (false) yielding to the API process beside it (placement first). */
+  fulfilmentYielding: (yielding: boolean) => void;
 };
 
 /** Jobs run from milliseconds (card codes) to the top-up provider's 10 s timeout. */
@@ -68,6 +89,15 @@ export function createMetrics(sources: ScrapeSources, { scrapeTimeoutMs = 2000 }
   const scraped = new Registry();
   const registers = [own];
   collectDefaultMetrics({ register: own });
+  observeMajorCollections();
+  new Gauge({
+    name: 'nodejs_heap_used_after_major_gc_bytes',
+    help: 'V8 heap in use right after the latest major collection (what the process keeps; absent before the first)',
+    registers,
+    collect() {
+      if (heapAfterMajorGc !== null) this.set(heapAfterMajorGc);
+    },
+  });
   const bounded = <T>(read: () => Promise<T>) => withTimeout(scrapeTimeoutMs, read()).catch(() => [] as T);
   const peers: Array<() => Promise<ProcessSeries>> = [];
 
@@ -163,6 +193,11 @@ export function createMetrics(sources: ScrapeSources, { scrapeTimeoutMs = 2000 }
     providerStates,
     ({ provider, unsettled }) => [{ provider }, unsettled],
   );
+  const yielding = new Gauge({
+    name: 'fulfilment_yielding',
+    help: '1 while card fulfilment yields to the busy API process beside it: one batch transaction at a time, batches gathering for a moment',
+    registers,
+  });
   const retention = new Counter({ name: 'retention_deleted_rows_total', help: 'Rows deleted by retention (C23), by table', labelNames: ['table'], registers });
   const initiate = oncePerScrape(sources.initiate);
   scrapedGauge(
@@ -214,5 +249,6 @@ export function createMetrics(sources: ScrapeSources, { scrapeTimeoutMs = 2000 }
       providerLatency.observe({ provider }, seconds);
     },
     retentionDeleted: (table, rows) => retention.inc({ table }, rows),
+    fulfilmentYielding: (on) => yielding.set(on ? 1 : 0),
   };
 }

@@ -3,6 +3,7 @@ import type { Config } from '../core/env.js';
 import { until } from '../lib/deadline.js';
 import { connectionErrors, createLogger, type LogDestination, type Logger } from '../lib/logger.js';
 import { createMetrics, type Metrics, type ScrapeSources } from '../lib/metrics.js';
+import { requestLoad, type RequestLoad } from '../lib/load.js';
 import { createLimiter, type LimiterFactory } from '../lib/rate-limit.js';
 import { connectRedis, type RedisClient } from '../lib/redis.js';
 import { SharedCache } from '../lib/shared-cache.js';
@@ -17,6 +18,8 @@ export type Services = Database & {
   logger: Logger;
   /** This process's series for GET /metrics (C16). */
   metrics: Metrics;
+  /** How many requests this process answers at once, on average: the worker process `npm start` forks yields to it. */
+  load: RequestLoad;
   /** Catalog reads (products, services, campaign), dropped in every process on catalog changes. */
   catalogCache: SharedCache;
   /** Bearer-token lookups (A1 tokens), 30 s at most. */
@@ -93,6 +96,7 @@ export function createServices(config: Config, gauges: StoreGauges, { onQuery, l
     queues,
     logger,
     metrics,
+    load: requestLoad(),
     catalogCache,
     tokenCache,
     limiter,

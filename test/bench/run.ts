@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [--api] [--profile <dir>]`: the service started as `npm start` starts it, on its own database
+ * `npm run bench [-- --quick] [--api | --placement-first] [--profile <dir>]`: the service started as `npm start` starts it, on its own database
  * (topup_bench, recreated each run) and BullMQ prefix (bench), measured against this machine's
  * own ceilings in the same run. Prints a table and writes results/latest.json.
  */
@@ -18,8 +18,10 @@ import { bareHonoCeiling, bullmqCeiling, rawTxCeiling, removeRawTxRows, sameByte
 import { createAccounts, createKeys, dropDatabase, issueTokens, loadCatalog, loadCodes, loadOrderHistory, loadPrices, loadReviews, registerEndpoints, resetDatabase } from './data.js';
 import { startCountingReceiver } from './receiver.js';
 import { freePort, sleep, spawnTs, waitForHttp, type Child, type SpawnOptions } from '../helpers/processes.js';
+import { startRedisCluster } from '../helpers/redis-topologies.js';
 import { loadVolume, timerPlans } from './plans.js';
 import { Report, TURN_READS } from './report.js';
+import type { Measured } from './load.js';
 import { cardOrders, drainBacklog, endToEnd, measureHttp, measureHttpAcross, measureInTurns, readBodies, readPaths, reads, topUpOrders, waitForCardOrders, type Target } from './scenarios.js';
 
 const SIZES = {
@@ -91,6 +93,10 @@ async function main(): Promise<void> {
   if (process.argv.includes('--api')) {
     await measureApiAlone(report, database.sql, data, { withReads: true });
     await measureDrain(report, database.sql);
+  } else if (process.argv.includes('--placement-first')) {
+    const tokens = await measureApiAlone(report, database.sql, data, { withReads: false });
+    await measureDrain(report, database.sql);
+    await comparePlacementFirst(report, database.sql, data, tokens);
   } else {
     step(`starting the service (src/main.ts) on 127.0.0.1:${port}`);
     await measureService(report, database, data);
@@ -262,12 +268,14 @@ async function measureService(report: Report, { sql }: Database, data: Data): Pr
   const { catalog, many, hot, history } = data;
   const tokens = await measureApiAlone(report, sql, data, { withReads: false });
   await measureDrain(report, sql);
+  await comparePlacementFirst(report, sql, data, tokens);
   const service = await start('src/main.ts');
   // /health answers before the worker process it forks is ready: measure nothing while it is starting.
   await waitForWorkers(1, service);
   let secondWorker: Child | null = null;
   let secondApi: Child | null = null;
   let unnamedApi: Child | null = null;
+  let clustered: Child | null = null;
   const target: Target = {
     baseUrl: `http://127.0.0.1:${port}`,
     seconds: size.seconds,
@@ -279,9 +287,11 @@ async function measureService(report: Report, { sql }: Database, data: Data): Pr
       'worker-2': secondWorker?.process.pid,
       'api-2': secondApi?.process.pid,
       'api-unnamed-statements': unnamedApi?.process.pid,
+      'service (cluster)': clustered?.process.pid,
+      'its worker process (cluster)': childOf(clustered?.process.pid),
     }),
     ensureRunning: () => {
-      service.ensureRunning();
+      (clustered ?? service).ensureRunning();
       secondWorker?.ensureRunning();
       secondApi?.ensureRunning();
     },
@@ -339,6 +349,18 @@ async function measureService(report: Report, { sql }: Database, data: Data): Pr
   report.add('growth.placement.card', await measureHttp(target, cardOrders(catalog, tokens)), 'placement.card');
   await drain(target);
   report.add('growth.read.card-orders', await measureHttp(target, reads(catalog, [historyToken!])['card-orders']), 'read.card-orders');
+  // A deep page of that history (nine tenths down), by its number (offset) and as next_page_url asks it (keyset).
+  const deepPage = Math.floor((size.growthOrders / 10) * 0.9);
+  const deepList = await (await fetch(`${target.baseUrl}/api/get-card/orders?page=${deepPage - 1}`, { headers: { Authorization: `Bearer ${historyToken!}` } })).json();
+  const deepNext = new URL((deepList as { message: { next_page_url: string } }).message.next_page_url);
+  const deepGet = (path: string) => () => ({ method: 'GET' as const, path, headers: { Authorization: `Bearer ${historyToken!}` } });
+  await compareInTurns(
+    report,
+    target,
+    'growth.read.card-orders',
+    ['growth.read.card-orders.deep-by-number', deepGet(`/api/get-card/orders?page=${deepPage}`)],
+    ['growth.read.card-orders.deep-by-cursor', deepGet(`${deepNext.pathname}${deepNext.search}`)],
+  );
 
   step('scale-out: the same load on one API process, then spread over two (the second without workers)');
   const apiPort = await freePort();
@@ -367,10 +389,75 @@ async function measureService(report: Report, { sql }: Database, data: Data): Pr
   await unnamed.stop();
   unnamedApi = null;
 
-  // Autocannon abandons its last in-flight requests: let the services finish them before SIGTERM.
   await sleep(2000);
   await api2.stop();
+
+  step('queues over a 3-master Redis Cluster (a slot per queue, QUEUE_SHARDS=3) against one Redis, the same load just before');
+  const shardRows = async (where: 'one-redis' | 'cluster', [placementBase, e2eBase]: [string, string]) => {
+    report.add(`shards.placement.card.${where}`, await measureHttp(target, cardOrders(catalog, tokens)), placementBase);
+    await drain(target);
+    report.add(`shards.e2e.card.${where}`, await endToEnd(target, cardOrders(catalog, tokens), size.e2eOrders), e2eBase);
+    await drain(target);
+    // Autocannon abandons its last in-flight requests: let the service finish them before SIGTERM.
+    await sleep(2000);
+  };
+  await shardRows('one-redis', ['placement.card', 'e2e.card.1-worker']);
   await service.stop();
+  const cluster = await startRedisCluster();
+  cleanups.push(() => cluster.stop());
+  clustered = await start('src/main.ts', { REDIS_URL: '', REDIS_CLUSTER_NODES: cluster.nodes, REDIS_PASSWORD: cluster.password, QUEUE_SHARDS: '3' });
+  await waitForReadyWorkers(target.baseUrl, clustered);
+  await shardRows('cluster', ['shards.placement.card.one-redis', 'shards.e2e.card.one-redis']);
+  await clustered.stop();
+}
+
+/** Waits until /ready says the worker process of the service is up (its queues may be anywhere Redis is). */
+async function waitForReadyWorkers(baseUrl: string, child: Child): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    child.ensureRunning();
+    const ready = (await (await fetch(`${baseUrl}/ready`)).json()) as { workers?: string };
+    if (ready.workers === 'up') return;
+    if (Date.now() > deadline) throw new Error('the worker process was not up after 60 s');
+    await sleep(200);
+  }
+}
+
+/**
+ * Placement first (`PLACEMENT_FIRST`): the card orders of placement.card on the service as `npm start` runs it, its
+ * worker process yielding to the busy API (on) or not (off), in turns off, on, on, off (a service started for each
+ * turn, warmed up, measured, its orders fulfilled before the next); each row's figures are its two turns' (rps the
+ * mean, p50 and p99 the higher).
+ */
+async function comparePlacementFirst(report: Report, sql: Database['sql'], { catalog }: Data, tokens: string[]): Promise<void> {
+  step('placement first: the service with its worker process yielding (PLACEMENT_FIRST=true) and not, in turns');
+  const turns: Record<'off' | 'on', Measured[]> = { off: [], on: [] };
+  for (const mode of ['off', 'on', 'on', 'off'] as const) {
+    const service = await start('src/main.ts', { PLACEMENT_FIRST: String(mode === 'on') });
+    await waitForWorkers(1, service);
+    const target: Target = {
+      baseUrl: `http://127.0.0.1:${port}`,
+      seconds: size.seconds / 2,
+      // A service just started: longer than other scenarios' warm-up, so both turns measure it compiled.
+      warmup: size.warmup * 2,
+      sql,
+      pids: () => ({ service: service.process.pid, 'its worker process': childOf(service.process.pid) }),
+      ensureRunning: () => service.ensureRunning(),
+    };
+    turns[mode].push(await measureHttp(target, cardOrders(catalog, tokens)));
+    await drain(target);
+    await sleep(1000);
+    await service.stop();
+  }
+  const both = ([x, y]: Measured[]): Measured => ({
+    rps: (x!.rps + y!.rps) / 2,
+    p50_ms: Math.max(x!.p50_ms, y!.p50_ms),
+    p99_ms: Math.max(x!.p99_ms, y!.p99_ms),
+    errors: x!.errors + y!.errors,
+    note: `in turns off, on, on, off; ${x!.note}; then ${y!.note}`,
+  });
+  report.add('placement-first.placement.card.off', both(turns.off), 'placement.card.api-only');
+  report.add('placement-first.placement.card.on', both(turns.on), 'placement-first.placement.card.off');
 }
 
 /** Starts an entry point with the service's environment and waits for its health endpoint. */
@@ -381,11 +468,15 @@ async function start(file: string, env: Record<string, string> = {}): Promise<Ch
   return child;
 }
 
-/** The one child of `pid`: the worker process `npm start` forks (looked up each time: it may have been restarted). */
+/**
+ * The worker process `npm start` forked as `pid`'s child (looked up each time: it may have been restarted); other
+ * children, such as the TypeScript loader's compiler, are not it.
+ */
 function childOf(pid: number | undefined): number | undefined {
   if (pid === undefined) return undefined;
-  const children = spawnSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean);
-  return children.length === 1 ? Number(children[0]) : undefined;
+  const children = spawnSync('ps', ['-o', 'pid=,args=', '--ppid', String(pid)], { encoding: 'utf8' }).stdout.split('\n');
+  const workers = children.filter((line) => /workers\/main\.(ts|js)/.test(line));
+  return workers.length === 1 ? Number.parseInt(workers[0]!, 10) : undefined;
 }
 
 /** Waits until `count` processes consume the fulfilment queue. */

@@ -68,10 +68,13 @@ async function startApi(overrides: Record<string, string> = {}): Promise<Run> {
   return run;
 }
 
-/** The pids of a process's children. */
+/** The pids of a process's worker-process children (the TypeScript loader may have a compiler child of its own). */
 function childrenOf(pid: number): number[] {
   try {
-    return execFileSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+    return execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(pid)], { encoding: 'utf8' })
+      .split('\n')
+      .filter((line) => /workers\/main\.(ts|js)/.test(line))
+      .map((line) => Number.parseInt(line, 10));
   } catch {
     return []; // ps exits 1 when there are none
   }
@@ -141,6 +144,18 @@ describe('npm start runs its workers in a child process', () => {
     await api.stop();
   }, 60_000);
 
+  it('a worker process that dies each time right after it got ready is started again ever more slowly', async () => {
+    const api = await startApi();
+    const waits = () => [...api.stderr().matchAll(/starting another in (\d+) ms/g)].map((m) => Number(m[1]));
+    for (let round = 0; round < 3; round += 1) {
+      await expect.poll(readiness, { timeout: 30_000, interval: 100 }).toMatchObject({ workers: 'up' });
+      process.kill(childrenOf(api.process.pid!)[0]!, 'SIGKILL');
+      await expect.poll(() => waits().length, { timeout: 10_000 }).toBe(round + 1);
+    }
+    expect(waits()).toEqual([1000, 2000, 4000]);
+    await api.stop();
+  }, 90_000);
+
   it('the worker process shuts down by itself when the API process is killed', async () => {
     const api = await startApi();
     const [worker] = childrenOf(api.process.pid!);
@@ -183,6 +198,32 @@ describe('npm start runs its workers in a child process', () => {
     const api = await startApi();
     expect(await readiness()).toEqual({ status: 'ready', postgres: 'up', redis: 'up', workers: 'up' });
     await api.stop();
+  }, 60_000);
+
+  it('yields to the API while it is busy (placement first): orders placed meanwhile are fulfilled, and the usual pace is back once it is calm', async () => {
+    const api = await startApi();
+    const yielding = async () => Number(/^fulfilment_yielding (\d+)$/m.exec(await scrape(baseUrl))?.[1]);
+    let busy = true;
+    const clients: Promise<void>[] = [];
+    try {
+      expect(await yielding()).toBe(0);
+      // 48 order lists asked at every moment, each read from PostgreSQL by the API process.
+      const client = async () => {
+        while (busy) await (await fetch(`${baseUrl}/api/get-card/orders`, { headers: { Authorization: token } })).arrayBuffer();
+      };
+      clients.push(...Array.from({ length: 48 }, client));
+      await expect.poll(yielding, { timeout: 15_000, interval: 100 }).toBe(1);
+      // Batches gather for a moment and go one at a time: the order is still fulfilled.
+      await orderCompleted();
+      expect(await yielding()).toBe(1);
+      busy = false;
+      await Promise.all(clients);
+      await expect.poll(yielding, { timeout: 10_000, interval: 100 }).toBe(0);
+    } finally {
+      busy = false;
+      await Promise.all(clients);
+      await api.stop();
+    }
   }, 60_000);
 
   it('runs the worker process at a lower priority than the API (WORKER_NICE)', async () => {

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { createMetrics } from '../../src/lib/metrics.js';
 import { createTestAccount, expectJson, tokenFor } from '../helpers/api.js';
 import { sql } from 'drizzle-orm';
@@ -105,6 +107,27 @@ describe('GET /metrics', () => {
     // Process metrics.
     expect(after.value('process_cpu_user_seconds_total')).toBeGreaterThan(0);
     expect(after.value('nodejs_heap_size_used_bytes')).toBeGreaterThan(0);
+  });
+
+  it('shows the heap a process keeps after a major collection: up with what it holds, down once let go', async () => {
+    // A major collection on demand: the flag exposes gc() to contexts created after it is set.
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const heapAfterGc = async () => {
+      gc();
+      // The observer hears of the collection once its entries are delivered, after this tick.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      return (await scrape()).value('nodejs_heap_used_after_major_gc_bytes');
+    };
+    const before = await heapAfterGc();
+    expect(before).toBeGreaterThan(0);
+    // 64 MiB kept in arrays of 131,072 doubles: the live heap grows by that much and stays grown across collections.
+    const held = Array.from({ length: 64 }, (_, i) => new Array<number>(1 << 17).fill(i + 0.5));
+    const holding = await heapAfterGc();
+    expect(holding - before).toBeGreaterThan(48 * 2 ** 20);
+    expect(await heapAfterGc()).toBeGreaterThan(before + 48 * 2 ** 20);
+    held.length = 0;
+    expect(await heapAfterGc()).toBeLessThan(holding - 48 * 2 ** 20);
   });
 
   it('shows a sold-out card service at 0 available codes', async () => {

@@ -152,7 +152,9 @@ describe('A16 get-card/orders', () => {
     const first = await page(api, '/api/get-card/orders');
     expect(first).toMatchObject({ current_page: 1, per_page: 10, total: 12, last_page: 2, from: 1, to: 10, prev_page_url: null });
     expect(first.data.map((o: Json) => o.utr)).toEqual(utrs.slice(0, 10));
-    expect(first.next_page_url).toBe(`${app.baseUrl}/api/get-card/orders?page=2`);
+    // The next page reads on from this page's last order (keyset); a plain page=2 reads the same orders.
+    expect(first.next_page_url).toBe(`${app.baseUrl}/api/get-card/orders?page=2&after=${utrs[9]}`);
+    expect((await page(api, '/api/get-card/orders?page=2')).data).toEqual((await page(api, `/api/get-card/orders?page=2&after=${utrs[9]}`)).data);
     const second = await page(api, '/api/get-card/orders?page=2');
     expect(second.data.map((o: Json) => o.utr)).toEqual(utrs.slice(10));
     expect(second).toMatchObject({ from: 11, to: 12, next_page_url: null });
@@ -162,6 +164,64 @@ describe('A16 get-card/orders', () => {
     const beyond = await page(api, '/api/get-card/orders?page=9');
     expect(beyond).toMatchObject({ data: [], from: null, to: null, total: 12 });
     expect(await expectFailure(await api.get('/api/get-card/orders?page=0'), 422)).toEqual(['The page field must be a positive integer.']);
+  });
+});
+
+describe('order lists: next_page_url reads on from the last order of the page (keyset)', () => {
+  const utrsOf = (list: Json) => list.data.map((o: Json) => o.utr as string);
+  const pathOf = (url: string) => url.slice(app.baseUrl.length);
+
+  it('walks every page by next_page_url to the same orders as page numbers, and keeps its place when orders are placed meanwhile', async () => {
+    const { api } = await buyer(app);
+    const card = await createCard(app.services.db, { services: [{ price: '1.00' }] });
+    const place = async () => (await expectJson(await api.postJson('/api/card/make-order', { service_ids: [card.services[0]!.id], quantities: [1] }), 200)).message.utr as string;
+    const placed: string[] = [];
+    for (let i = 0; i < 23; i++) placed.unshift(await place());
+
+    const walked: string[] = [];
+    let url: string | null = `${app.baseUrl}/api/get-card/orders?per_page=5`;
+    for (let n = 1; url; n++) {
+      const list = await page(api, pathOf(url));
+      expect(list).toMatchObject({ current_page: n, total: 23, last_page: 5, from: (n - 1) * 5 + 1 });
+      // The same page by its number alone.
+      expect(utrsOf(list)).toEqual(utrsOf(await page(api, `/api/get-card/orders?per_page=5&page=${n}`)));
+      // Only the way forward carries the cursor: the page links and the way back count from the newest order.
+      for (const link of [list.prev_page_url, list.first_page_url, list.last_page_url, ...list.links.filter((l: Json) => l.label !== 'Next &raquo;').map((l: Json) => l.url)]) {
+        if (link) expect(link).not.toContain('after=');
+      }
+      if (list.next_page_url) expect(list.next_page_url).toBe(`${app.baseUrl}/api/get-card/orders?per_page=5&page=${n + 1}&after=${utrsOf(list).at(-1)}`);
+      walked.push(...utrsOf(list));
+      url = list.next_page_url;
+    }
+    expect(walked).toEqual(placed);
+
+    // An order placed between two pages: the cursor's page is the one the caller was about to see, the numbered one shifts.
+    const first = await page(api, '/api/get-card/orders?per_page=5');
+    const newest = await place();
+    expect(utrsOf(await page(api, pathOf(first.next_page_url)))).toEqual(placed.slice(5, 10));
+    expect(utrsOf(await page(api, '/api/get-card/orders?per_page=5&page=2'))).toEqual([placed[4], ...placed.slice(5, 9)]);
+    expect(newest).not.toBe(placed[0]);
+  });
+
+  it("leaves aside a cursor that is not an order of the list: another account's, the other kind's, unknown", async () => {
+    const me = await buyer(app);
+    const other = await buyer(app);
+    const card = await createCard(app.services.db, { services: [{ price: '1.00' }] });
+    const order = async (api: typeof me.api) =>
+      (await expectJson(await api.postJson('/api/card/make-order', { service_ids: [card.services[0]!.id], quantities: [1] }), 200)).message.utr as string;
+    const mine: string[] = [];
+    for (let i = 0; i < 4; i++) mine.unshift(await order(me.api));
+    const theirs = await order(other.api);
+    const byNumber = utrsOf(await page(me.api, '/api/get-card/orders?per_page=2&page=2'));
+    expect(byNumber).toEqual(mine.slice(2, 4));
+    for (const after of [theirs, 'C0NOSUCHORDER000000000000', mine[0]!.toLowerCase()]) {
+      expect(utrsOf(await page(me.api, `/api/get-card/orders?per_page=2&page=2&after=${after}`)), after).toEqual(byNumber);
+    }
+    // A card order's utr is no cursor of the top-up list: that list is empty for this account either way.
+    expect(utrsOf(await page(me.api, `/api/get-topup/orders?after=${mine[0]}`))).toEqual([]);
+    // Someone else's utr as a cursor reveals nothing: the caller sees its own page.
+    expect(utrsOf(await page(other.api, `/api/get-card/orders?after=${mine[1]}`))).toEqual([theirs]);
+    expect((await me.api.get('/api/get-card/orders?after=')).status).toBe(422);
   });
 });
 

@@ -14,12 +14,15 @@ function residentMiB(pid: number): number | null {
   }
 }
 
-/** The V8 heap in use (MiB) as the process's own /metrics says (prom-client's nodejs_heap_size_used_bytes). */
-async function heapUsedMiB(metricsUrl: string): Promise<number | null> {
+/**
+ * The V8 heap the process keeps (MiB): in use right after its latest major collection, as its own /metrics says
+ * (`nodejs_heap_used_after_major_gc_bytes`); null before its first major collection.
+ */
+async function heapKeptMiB(metricsUrl: string): Promise<number | null> {
   const text = await fetch(`${metricsUrl}/metrics`, { headers: { Authorization: `Bearer ${TEST_METRICS_TOKEN}` }, signal: AbortSignal.timeout(5000) })
     .then((r) => r.text())
     .catch(() => '');
-  const bytes = /^nodejs_heap_size_used_bytes (\d+(?:\.\d+)?)/m.exec(text)?.[1];
+  const bytes = /^nodejs_heap_used_after_major_gc_bytes (\d+(?:\.\d+)?)/m.exec(text)?.[1];
   return bytes === undefined ? null : Number(bytes) / 1024 / 1024;
 }
 
@@ -30,11 +33,11 @@ const growthOf = (first: number, last: number) => (first > 0 ? last / first - 1 
 
 /**
  * Samples every `intervalMs` the memory of the processes `roles` names now (a role's process changes when it is
- * killed and another started): resident memory, and the V8 heap in use. `stop` ends it and gives, for each role, the
- * growth over the last two thirds of the run of the process alive at the end (one started within the window counts
- * from its own start): resident memory as the last three samples against the first three, and the live heap as the
- * lowest of the window's last third against the lowest of its first third (garbage comes and goes between
- * collections; what is still there at the lowest point is what the process keeps).
+ * killed and another started): resident memory, and the heap it keeps (after its latest major collection). `stop`
+ * ends it and gives, for each role, the growth over the last two thirds of the run of the process alive at the end
+ * (one started within the window counts from its own start): resident memory as the last three samples against the
+ * first three, and the kept heap as the median of the window's last third against the median of its first third (a
+ * major collection comes every few seconds to minutes: the median of a third looks past one that came late).
  */
 export function memorySampler(roles: () => Record<string, Sampled>, intervalMs: number) {
   const started = Date.now();
@@ -45,7 +48,7 @@ export function memorySampler(roles: () => Record<string, Sampled>, intervalMs: 
         const pid = target?.pid;
         const rss = pid === undefined ? null : residentMiB(pid);
         if (pid === undefined || rss === null) return;
-        const heap = await heapUsedMiB(target!.metricsUrl);
+        const heap = await heapKeptMiB(target!.metricsUrl);
         const samples = series.get(role) ?? [];
         samples.push({ atSeconds: Math.round((Date.now() - started) / 1000), pid, rss, heap });
         series.set(role, samples);
@@ -64,8 +67,8 @@ export function memorySampler(roles: () => Record<string, Sampled>, intervalMs: 
         const window = samples.filter((s) => s.pid === last.pid && s.atSeconds >= windowFrom);
         const third = Math.max(1, Math.floor(window.length / 3));
         const heaps = (part: Sample[]) => part.map((s) => s.heap).filter((h): h is number => h !== null);
-        const heapFirst = Math.min(...heaps(window.slice(0, third)));
-        const heapLast = Math.min(...heaps(window.slice(-third)));
+        const heapFirst = median(heaps(window.slice(0, third)));
+        const heapLast = median(heaps(window.slice(-third)));
         const rssFirst = median(window.slice(0, 3).map((s) => s.rss));
         const rssLast = median(window.slice(-3).map((s) => s.rss));
         return {
@@ -73,7 +76,7 @@ export function memorySampler(roles: () => Record<string, Sampled>, intervalMs: 
           samples: samples.length,
           windowSamples: window.length,
           rss: { first: rssFirst, last: rssLast, peak: Math.max(...samples.map((s) => s.rss)), growth: growthOf(rssFirst, rssLast) },
-          heap: { first: heapFirst, last: heapLast, growth: Number.isFinite(heapFirst) && Number.isFinite(heapLast) ? growthOf(heapFirst, heapLast) : Number.NaN },
+          heap: { first: heapFirst, last: heapLast, growth: heapFirst > 0 && heapLast > 0 ? growthOf(heapFirst, heapLast) : Number.NaN },
         };
       });
     },

@@ -396,7 +396,7 @@ const [hooks] = await db.sql<{ events: number; deliveries: number; delivered: nu
   from webhook_deliveries where endpoint_id is not null`;
 const received = receiver.stats();
 const webhooksHeld = hooks!.delivered === hooks!.deliveries && hooks!.deliveries >= hooks!.events && received.events >= hooks!.deliveries;
-// What the processes keep (the live heap) must not grow; resident memory is reported beside it.
+// What the processes keep (the heap after a major collection) must not grow; resident memory is reported beside it.
 const memoryHeld = memoryUse.every((m) => m.heap.growth <= 0.1);
 
 const crashed = cluster.processes().filter((p) => (p.process.exitCode !== null || p.process.signalCode !== null) && !killed.has(p.process.pid!)).length;
@@ -463,13 +463,14 @@ const lines = [
   '',
   '## Memory',
   '',
-  'Each process sampled every 10 s during the load: its resident memory, and the V8 heap in use (its own /metrics,',
-  '`nodejs_heap_size_used_bytes`). Over the last two thirds of the run, of the process alive at the end: resident',
-  'memory as its last three samples against its first three, and the live heap as the lowest sample of the window\'s',
-  'last third against the lowest of its first third (garbage comes and goes between collections; what is left at the',
-  'lowest point is what the process keeps). The live heap is the one held to 10 %.',
+  'Each process sampled every 10 s during the load: its resident memory, and the heap it keeps: the V8 heap in use',
+  'right after its latest major collection (its own /metrics, `nodejs_heap_used_after_major_gc_bytes`; the heap in',
+  'use at any moment also counts the garbage waiting for the next one). Over the last two thirds of the run, of the',
+  'process alive at the end: resident memory as its last three samples against its first three, and the kept heap as',
+  'the median of the window\'s last third against the median of its first third. The kept heap is the one held to',
+  '10 %: resident memory follows the heap\'s capacity, which V8 sizes to the load, not to what is kept.',
   '',
-  '| process | samples | resident: start → end (peak), MiB | resident growth | live heap: start → end, MiB | live heap growth |',
+  '| process | samples | resident: start → end (peak), MiB | resident growth | kept heap: start → end, MiB | kept heap growth |',
   '|---|---:|---:|---:|---:|---:|',
   ...memoryUse.map(
     (m) =>
@@ -477,7 +478,7 @@ const lines = [
   ),
   '',
   healthy
-    ? 'Every invariant of DESIGN §2 held, every event reached its endpoint, and no process\'s live heap grew by more than 10 %.'
+    ? 'Every invariant of DESIGN §2 held, every event reached its endpoint, and no process\'s kept heap grew by more than 10 %.'
     : '**Something did not hold: see the counts above.**',
   '',
 ];

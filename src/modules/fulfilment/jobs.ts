@@ -47,13 +47,7 @@ export async function advanceOrder(deps: FulfilmentDeps, orderId: number, step: 
  * with one, the worker waited for each commit and PostgreSQL for the worker, both well under their core (47% and 65%
  * draining a backlog); with two, the drain went from about 1,000 to 1,430 orders/s.
  */
-const FULFILMENT_BATCH: BatchOptions = { maxSize: 32, inFlight: 3 };
-
-/**
- * Fulfilment jobs a worker process runs at once: enough for full batches, those running and the next gathering. A job
- * waiting for its batch holds no database connection (a batch holds one).
- */
-export const FULFILMENT_JOBS = FULFILMENT_BATCH.maxSize * (FULFILMENT_BATCH.inFlight + 1);
+export const FULFILMENT_BATCH: BatchOptions = { maxSize: 32, inFlight: 3 };
 
 type BatchItem = { orderId: number; logger: Logger };
 

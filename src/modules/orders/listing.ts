@@ -163,36 +163,44 @@ function spliceCodes(entries: string, openCode: (sealed: Buffer) => string): str
 
 const perKind = <T>(build: (kind: ProductKind) => T) => ({ top_up: build('top_up'), card: build('card') });
 
-type PageItem = { accountId: number; livemode: boolean; limit: number; offset: number; assetBase: string };
+type PageItem = { accountId: number; livemode: boolean; limit: number; offset: number; after: string; assetBase: string };
 
 /**
  * A page of an account's orders of one kind and mode (C25) in ONE statement: the account's live order count (kept by
  * placement, so the total costs the same at 10 orders or 100,000; test orders, few and short-lived, are counted) and
- * the page's entries as JSON text; a null count for an unknown account. The pages that concurrent requests ask for are
- * read together, one row each (batchedRead).
+ * the page's entries as JSON text; a null count for an unknown account. With `after` (the utr of an order of the same
+ * list) the page starts below that order in the list's index (keyset: no order above it is read); without one, or one
+ * that is not in the list, it skips `offset` orders. The pages that concurrent requests ask for are read together, one
+ * row each (batchedRead).
  */
 const pageReads = perKind((kind) =>
-  batchedRead<PageItem, { total: number | null; entries: string }, 'accountIds' | 'modes' | 'limits' | 'offsets' | 'assetBases'>(
+  batchedRead<PageItem, { total: number | null; entries: string }, 'accountIds' | 'modes' | 'limits' | 'offsets' | 'afters' | 'assetBases'>(
     (slot) => sql`
     select case when q.livemode then a.${sql.identifier(PRODUCT_KINDS[kind].orderCount.name)}
              else (select count(*)::int from orders t where t.account_id = a.id and not t.livemode and t.kind = ${kind}) end as total,
       ${entriesJson(
         kind,
+        // Without a cursor the bound is above every order: one row comparison either way, which the list's index takes.
         sql`select ${ORDER_COLUMNS} from orders where account_id = a.id and livemode = q.livemode and kind = ${kind}
-          order by created_at desc, id desc limit q.per_page offset q.skip`,
+            and (created_at, id) < (coalesce(c.created_at, 'infinity'), coalesce(c.id, ${Number.MAX_SAFE_INTEGER}))
+          order by created_at desc, id desc limit q.per_page offset case when c.id is null then q.skip else 0 end`,
         sql`q.asset_base`,
       )} as entries
     -- Modes travel as 1 (live) and 0 (test): the driver sends a list of booleans as one boolean.
-    from (select q.account_id, q.live = 1 as livemode, q.per_page, q.skip, q.asset_base, q.n
+    from (select q.account_id, q.live = 1 as livemode, q.per_page, q.skip, q.after, q.asset_base, q.n
           from unnest(${slot('accountIds')}::int[], ${slot('modes')}::int[], ${slot('limits')}::int[], ${slot('offsets')}::bigint[],
-            ${slot('assetBases')}::text[]) with ordinality as q(account_id, live, per_page, skip, asset_base, n)) q
+            ${slot('afters')}::text[], ${slot('assetBases')}::text[]) with ordinality as q(account_id, live, per_page, skip, after, asset_base, n)) q
     left join accounts a on a.id = q.account_id
+    left join lateral (select created_at, id from orders
+      where utr = q.after and account_id = q.account_id and livemode = q.livemode and kind = ${kind}) c on true
     order by q.n`,
     (pages) => ({
       accountIds: pages.map((p) => p.accountId),
       modes: pages.map((p) => (p.livemode ? 1 : 0)),
       limits: pages.map((p) => p.limit),
       offsets: pages.map((p) => p.offset),
+      // No cursor travels as '' (no utr is empty): it finds no order.
+      afters: pages.map((p) => p.after),
       assetBases: pages.map((p) => p.assetBase),
     }),
     { maxSize: 16, inFlight: 4 },
@@ -226,18 +234,35 @@ export type OrderReader = {
 
 /**
  * One page of the caller's orders of one kind, newest first, in one statement whatever the page size (see pageReads):
- * `entries` is the text of the JSON array of its entries. Only the page's codes are opened.
+ * `entries` is the text of the JSON array of its entries, `last` the utr of its last entry (the next page's cursor).
+ * `after`: the utr of the last order of the page before, if the caller has it. Only the page's codes are opened.
  */
-export async function listOrders(db: Db, reader: OrderReader, kind: ProductKind, page: PageRequest): Promise<{ total: number; entries: string }> {
+export async function listOrders(
+  db: Db,
+  reader: OrderReader,
+  kind: ProductKind,
+  page: PageRequest & { after?: string },
+): Promise<{ total: number; entries: string; last: string | undefined }> {
   const { total, entries } = await pageReads[kind](db)({
     accountId: reader.caller.id,
     livemode: reader.caller.livemode,
     limit: page.perPage,
     offset: pageOffset(page),
+    after: page.after ?? '',
     assetBase: reader.assetBase,
   });
-  return { total: total ?? 0, entries: spliceCodes(entries, reader.openCode) };
+  return { total: total ?? 0, entries: spliceCodes(entries, reader.openCode), last: lastUtr(entries) };
 }
+
+/**
+ * The utr of the last entry of `entries`. Every entry opens with its utr, and `{"utr":"` in the text can only be an
+ * entry's start: inside a string every quote is escaped.
+ */
+function lastUtr(entries: string): string | undefined {
+  const at = entries.lastIndexOf(ENTRY_START);
+  return at < 0 ? undefined : entries.slice(at + ENTRY_START.length, entries.indexOf('"', at + ENTRY_START.length));
+}
+const ENTRY_START = '{"utr":"';
 
 /** One of the caller's orders by its utr (C18), the text of its entry as the lists show it; null for an unknown or someone else's utr. */
 export async function findOrder(db: Db, reader: OrderReader, utr: string): Promise<{ kind: ProductKind; entry: string } | null> {

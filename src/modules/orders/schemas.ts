@@ -93,8 +93,18 @@ export const orderDetailsQuery = z.object({
   utr: requiredText(64).openapi({ example: 'C0MWT6AW5N89FD612DA6B49BED' }),
 });
 
-/** A15/A16 query (C11). */
-export const orderListQuery = z.object({ page: pageQuery().optional(), per_page: pageQuery().optional() });
+/**
+ * A15/A16 query (C11). `after`: the utr of the last order of the page before, as `next_page_url` carries it; the page is
+ * then read on from that order (keyset) instead of counted from the newest, as fast at page 10,000 as at page 2. An
+ * `after` that is not an order of this list is left aside: `page` alone says which page.
+ */
+export const orderListQuery = z.object({
+  page: pageQuery().optional(),
+  per_page: pageQuery().optional(),
+  after: requiredText(64)
+    .optional()
+    .openapi({ description: "The utr of the last order of the page before (next_page_url carries it): the page is read on from that order", example: 'C0MWT6AW5N89FD612DA6B49BED' }),
+});
 
 // ───────────────────────────── responses (spec §2 Order) ─────────────────────────────
 

@@ -1,6 +1,6 @@
 import type { Services } from '../src/runtime/services.js';
 import { until } from '../src/lib/deadline.js';
-import { advanceOrder, batchedFulfilment, FULFILMENT_JOBS, restockCardService, type FulfilmentPace, type SupplierRouting } from '../src/modules/fulfilment/index.js';
+import { advanceOrder, batchedFulfilment, fulfilmentJobs, restockCardService, type FulfilmentPace, type SupplierRouting } from '../src/modules/fulfilment/index.js';
 import { statusObserver } from '../src/modules/order-state/index.js';
 import { syncEnvironmentProvider } from '../src/modules/providers/index.js';
 import { createCircuits } from '../src/modules/suppliers/index.js';
@@ -65,7 +65,7 @@ export async function startWorkers(services: Services, options: WorkerOptions = 
     // Each job logs through its own logger: its lines carry the job and the request that placed the order.
     // Every shard's jobs go through the same batching: orders of several shards can share a transaction.
     ...queues.fulfilmentShards.map((queue) =>
-      startQueueWorker(services, queue, FulfilmentJob, (job, { logger }) => fulfil(logger, job.orderId), Math.max(FULFILMENT_JOBS, config.WORKER_CONCURRENCY)),
+      startQueueWorker(services, queue, FulfilmentJob, (job, { logger }) => fulfil(logger, job.orderId), Math.max(fulfilmentJobs(options.pace !== undefined), config.WORKER_CONCURRENCY)),
     ),
     startQueueWorker(services, queues.restock, RestockJob, (job, { logger }) =>
       restockCardService(services.db, job.cardServiceId, statusObserver({ logger, metrics: services.metrics })),

@@ -104,7 +104,7 @@ export function startWorkerProcess({ config, logger, metrics, lifecycle, load }:
         if (!current.connected) return resolve([]);
         const id = ++asked;
         answers.set(id, resolve);
-        current.send({ type: 'series', id } satisfies ToWorkerProcess);
+        current.send({ type: 'series', id } satisfies ToWorkerProcess, ignoreSendError);
         // A worker process still starting does not listen yet: its series are left out of this scrape.
         setTimeout(() => {
           answers.get(id)?.([]);
@@ -116,7 +116,7 @@ export function startWorkerProcess({ config, logger, metrics, lifecycle, load }:
   // Placement first: the worker process yields while this one is busy (src/modules/fulfilment/pace.ts).
   const tellLoad = setInterval(() => {
     const inFlight = load.take();
-    if (current.connected) current.send({ type: 'load', inFlight } satisfies ToWorkerProcess);
+    if (current.connected) current.send({ type: 'load', inFlight } satisfies ToWorkerProcess, ignoreSendError);
   }, LOAD_INTERVAL_MS).unref();
 
   return {
@@ -135,6 +135,12 @@ export function startWorkerProcess({ config, logger, metrics, lifecycle, load }:
     },
   };
 }
+
+/**
+ * A message to a worker process that has just ended fails (EPIPE) before its exit is seen: the exit handler restarts
+ * it, so the failed send needs no more (without a callback it would be an uncaught error in the API process).
+ */
+const ignoreSendError = () => {};
 
 /** Settles when `child` says it is ready; rejects if it ends first (its reason is on stderr). */
 function readiness(child: ChildProcess): Promise<void> {

@@ -69,9 +69,9 @@ const EnvSchema = z.object({
   ACCOUNT_REQUESTS_PER_MINUTE: positiveInt.optional(),
   TRUST_PROXY: booleanFlag.default(false),
   RUN_WORKERS: booleanFlag.default(true),
-  /** The niceness `npm start` gives its worker process: placement before fulfilment when they share the cores. */
   /** The worker process `npm start` forks yields to its API process while that one is busy (fulfilment/pace.ts). */
   PLACEMENT_FIRST: booleanFlag.default(true),
+  /** The niceness `npm start` gives its worker process: placement before fulfilment when they share the cores. */
   WORKER_NICE: z.coerce.number({ error: 'must be a number' }).int({ error: 'must be a whole number' }).min(0).max(19, { error: 'must be at most 19' }).default(5),
   WORKER_CONCURRENCY: positiveInt.default(8),
   /** The fulfilment queue split in this many queues by order id (each its own slot on a cluster without a prefix hash tag). */

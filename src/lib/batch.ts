@@ -39,6 +39,9 @@ export function batcher<In, Out>(run: (items: In[]) => Promise<PromiseSettledRes
         }, left);
         return;
       }
+      // A batch starts: a wait armed for it (perhaps under other options) is over.
+      clearTimeout(lingering);
+      lingering = undefined;
       const batch = waiting.splice(0, options.maxSize);
       running += 1;
       options.onBatch?.(batch.length);

@@ -92,7 +92,7 @@ export function createMetrics(sources: ScrapeSources, { scrapeTimeoutMs = 2000 }
   observeMajorCollections();
   new Gauge({
     name: 'nodejs_heap_used_after_major_gc_bytes',
-    help: 'V8 heap in use right after the latest major collection (what the process keeps; absent before the first)',
+    help: 'V8 heap in use right after the latest major collection: what the process keeps (0 before its first)',
     registers,
     collect() {
       if (heapAfterMajorGc !== null) this.set(heapAfterMajorGc);

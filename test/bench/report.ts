@@ -52,13 +52,16 @@ const TARGETS: Target[] = [
   ...comparedInTurns('prices', 'plain', 0.9),
   // C26: orders from allow-listed accounts, reads with their read-scope keys' tokens, against accounts without a list.
   ...comparedInTurns('access', 'open', 0.95, 'full'),
-  // Placement first: yielding costs placement nothing and keeps its tail shorter than not yielding.
+  // Placement first: yielding costs placement nothing and keeps its tail shorter than not yielding, while fulfilment
+  // still completes orders at ≥ 0.8× the rate it does without yielding.
   { prefix: 'placement-first.placement.card.off', check: null, text: '' },
+  { prefix: 'placement-first.e2e.card.off', check: null, text: '' },
   {
-    prefix: 'placement-first.',
+    prefix: 'placement-first.placement.card.on',
     check: (r, base) => (r.ratio ?? 0) >= 0.95 && r.p99_ms <= (base?.p99_ms ?? 0) && r.errors === 0,
     text: '≥0.95× off, p99 ≤ off, 0 err',
   },
+  { prefix: 'placement-first.e2e.card.on', check: (r) => (r.ratio ?? 0) >= 0.8 && r.errors === 0, text: '≥0.8× off, 0 err' },
   { prefix: 'placement.hot-account', check: (r) => (r.ratio ?? 0) >= 2 && r.errors === 0, text: '≥2×, 0 err' },
   // Placement first: beside the worker process fulfilling what it places, within 1.5× of the p99 with the workers off.
   {

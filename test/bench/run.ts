@@ -25,7 +25,7 @@ import type { Measured } from './load.js';
 import { cardOrders, drainBacklog, endToEnd, measureHttp, measureHttpAcross, measureInTurns, readBodies, readPaths, reads, topUpOrders, waitForCardOrders, type Target } from './scenarios.js';
 
 const SIZES = {
-  quick: { seconds: 3, warmup: 1, accounts: 200, codesPerService: 600, e2eOrders: 2000, growthCodes: 50_000, growthOrders: 5_000 },
+  quick: { seconds: 3, warmup: 1, accounts: 200, codesPerService: 1200, e2eOrders: 2000, growthCodes: 50_000, growthOrders: 5_000 },
   full: { seconds: 12, warmup: 3, accounts: 1000, codesPerService: 3000, e2eOrders: 10_000, growthCodes: 1_000_000, growthOrders: 100_000 },
 };
 /** Orders and deliveries for `--plans` (C23: the timers' plans at the volume of years of operation). */
@@ -424,14 +424,14 @@ async function waitForReadyWorkers(baseUrl: string, child: Child): Promise<void>
 }
 
 /**
- * Placement first (`PLACEMENT_FIRST`): the card orders of placement.card on the service as `npm start` runs it, its
- * worker process yielding to the busy API (on) or not (off), in turns off, on, on, off (a service started for each
- * turn, warmed up, measured, its orders fulfilled before the next); each row's figures are its two turns' (rps the
- * mean, p50 and p99 the higher).
+ * Placement first (`PLACEMENT_FIRST`): on the service as `npm start` runs it, its worker process yielding to the busy
+ * API (on) or not (off), in turns off, on, on, off (a service started for each turn): placement.card's load (warmed up,
+ * measured, its orders fulfilled), then an end-to-end run (does fulfilment keep up while placement goes on?). Each row's
+ * figures are its two turns' (rps the mean, p50 and p99 the higher).
  */
 async function comparePlacementFirst(report: Report, sql: Database['sql'], { catalog }: Data, tokens: string[]): Promise<void> {
   step('placement first: the service with its worker process yielding (PLACEMENT_FIRST=true) and not, in turns');
-  const turns: Record<'off' | 'on', Measured[]> = { off: [], on: [] };
+  const turns = { off: { placement: [] as Measured[], e2e: [] as Measured[] }, on: { placement: [] as Measured[], e2e: [] as Measured[] } };
   for (const mode of ['off', 'on', 'on', 'off'] as const) {
     const service = await start('src/main.ts', { PLACEMENT_FIRST: String(mode === 'on') });
     await waitForWorkers(1, service);
@@ -444,7 +444,9 @@ async function comparePlacementFirst(report: Report, sql: Database['sql'], { cat
       pids: () => ({ service: service.process.pid, 'its worker process': childOf(service.process.pid) }),
       ensureRunning: () => service.ensureRunning(),
     };
-    turns[mode].push(await measureHttp(target, cardOrders(catalog, tokens)));
+    turns[mode].placement.push(await measureHttp(target, cardOrders(catalog, tokens)));
+    await drain(target);
+    turns[mode].e2e.push(await endToEnd(target, cardOrders(catalog, tokens), size.e2eOrders / 2));
     await drain(target);
     await sleep(1000);
     await service.stop();
@@ -456,8 +458,10 @@ async function comparePlacementFirst(report: Report, sql: Database['sql'], { cat
     errors: x!.errors + y!.errors,
     note: `in turns off, on, on, off; ${x!.note}; then ${y!.note}`,
   });
-  report.add('placement-first.placement.card.off', both(turns.off), 'placement.card.api-only');
-  report.add('placement-first.placement.card.on', both(turns.on), 'placement-first.placement.card.off');
+  report.add('placement-first.placement.card.off', both(turns.off.placement), 'placement.card.api-only');
+  report.add('placement-first.placement.card.on', both(turns.on.placement), 'placement-first.placement.card.off');
+  report.add('placement-first.e2e.card.off', both(turns.off.e2e), 'fulfilment.card.drain');
+  report.add('placement-first.e2e.card.on', both(turns.on.e2e), 'placement-first.e2e.card.off');
 }
 
 /** Starts an entry point with the service's environment and waits for its health endpoint. */

@@ -217,8 +217,16 @@ describe('order lists: next_page_url reads on from the last order of the page (k
     for (const after of [theirs, 'C0NOSUCHORDER000000000000', mine[0]!.toLowerCase()]) {
       expect(utrsOf(await page(me.api, `/api/get-card/orders?per_page=2&page=2&after=${after}`)), after).toEqual(byNumber);
     }
-    // A card order's utr is no cursor of the top-up list: that list is empty for this account either way.
-    expect(utrsOf(await page(me.api, `/api/get-topup/orders?after=${mine[0]}`))).toEqual([]);
+    // A card order's utr is no cursor of the top-up list (nor a top-up's of the card list): page numbers count there.
+    const topUp = await createTopUp(app.services.db, { orderFields, services: [{ price: '1.00' }] });
+    for (let i = 0; i < 3; i++) {
+      await expectJson(await me.api.postForm('/api/top-up/make-order', { topUpId: String(topUp.id), serviceId: String(topUp.services[0]!.id), User_Id: `p-${i}` }), 200);
+    }
+    const topUps = utrsOf(await page(me.api, '/api/get-topup/orders?per_page=2&page=2'));
+    expect(topUps).toHaveLength(1);
+    expect(utrsOf(await page(me.api, `/api/get-topup/orders?per_page=2&page=2&after=${mine[0]}`))).toEqual(topUps);
+    const newestTopUp = utrsOf(await page(me.api, '/api/get-topup/orders?per_page=1'))[0];
+    expect(utrsOf(await page(me.api, `/api/get-card/orders?per_page=2&page=2&after=${newestTopUp}`))).toEqual(byNumber);
     // Someone else's utr as a cursor reveals nothing: the caller sees its own page.
     expect(utrsOf(await page(other.api, `/api/get-card/orders?after=${mine[1]}`))).toEqual([theirs]);
     expect((await me.api.get('/api/get-card/orders?after=')).status).toBe(422);

@@ -16,14 +16,15 @@ function residentMiB(pid: number): number | null {
 
 /**
  * The V8 heap the process keeps (MiB): in use right after its latest major collection, as its own /metrics says
- * (`nodejs_heap_used_after_major_gc_bytes`); null before its first major collection.
+ * (`nodejs_heap_used_after_major_gc_bytes`); null before its first major collection (the gauge reads 0 until then).
  */
 async function heapKeptMiB(metricsUrl: string): Promise<number | null> {
   const text = await fetch(`${metricsUrl}/metrics`, { headers: { Authorization: `Bearer ${TEST_METRICS_TOKEN}` }, signal: AbortSignal.timeout(5000) })
     .then((r) => r.text())
     .catch(() => '');
   const bytes = /^nodejs_heap_used_after_major_gc_bytes (\d+(?:\.\d+)?)/m.exec(text)?.[1];
-  return bytes === undefined ? null : Number(bytes) / 1024 / 1024;
+  // 0: no major collection yet (a process just started).
+  return bytes === undefined || Number(bytes) === 0 ? null : Number(bytes) / 1024 / 1024;
 }
 
 type Sample = { atSeconds: number; pid: number; rss: number; heap: number | null };

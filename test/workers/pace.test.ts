@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { batcher, type BatchOptions } from '../../src/lib/batch.js';
-import { fulfilmentPace, PLACEMENT_FIRST } from '../../src/modules/fulfilment/index.js';
+import { fulfilmentJobs, fulfilmentPace, PLACEMENT_FIRST } from '../../src/modules/fulfilment/index.js';
 import { sleep } from '../helpers/processes.js';
 
 /** A batcher whose batches each take `runMs`, telling the size of each and when it started. */
@@ -26,6 +26,17 @@ describe('a batcher that lingers', () => {
     // Counted from the first call: the later ones do not push the start back.
     expect(started[0]!.at).toBeGreaterThanOrEqual(75);
     expect(started[0]!.at).toBeLessThan(400);
+  });
+
+  it('starts what waits at the new pace once the options drop the wait', async () => {
+    const options: BatchOptions = { maxSize: 32, inFlight: 1, lingerMs: 10_000 };
+    const { add, started } = timedBatcher(options);
+    const first = add(1);
+    await sleep(20);
+    options.lingerMs = 0;
+    // The next call starts the batch: the 10 s wait armed under the old options is over.
+    expect(await Promise.all([first, add(2)])).toEqual([1, 2]);
+    expect(started.map((b) => b.size)).toEqual([2]);
   });
 
   it('starts a full batch at once, lingering or not', async () => {
@@ -56,8 +67,8 @@ describe('placement first: the pace of card fulfilment follows the API process b
     expect(usual.inFlight).toBeGreaterThan(PLACEMENT_FIRST.inFlight);
     expect(usual.lingerMs ?? 0).toBe(0);
 
-    // One busy quarter of a second among calm ones does not flip it.
-    for (const inFlight of [0, 0, 6, 0, 0]) pace.observe(inFlight);
+    // One busy quarter of a second among calm ones (or one long request, counted whole when it ends) does not flip it.
+    for (const inFlight of [0, 0, 500, 0, 0]) pace.observe(inFlight);
     expect(pace.yielding()).toBe(false);
 
     for (const inFlight of [40, 40]) pace.observe(inFlight);
@@ -72,6 +83,11 @@ describe('placement first: the pace of card fulfilment follows the API process b
     expect(pace.yielding()).toBe(false);
     expect(pace.batch).toEqual(usual);
     expect(changes).toEqual([true, false]);
+  });
+
+  it('a worker that may yield takes jobs enough for full batches at either pace', () => {
+    expect(fulfilmentJobs(true)).toBe(Math.max(PLACEMENT_FIRST.maxSize * (PLACEMENT_FIRST.inFlight + 1), fulfilmentJobs(false)));
+    expect(fulfilmentJobs(false)).toBeLessThan(fulfilmentJobs(true));
   });
 
   it('each pace is its own: yielding in one worker leaves the shared defaults alone', () => {

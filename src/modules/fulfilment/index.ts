@@ -3,7 +3,7 @@
  * their provider), restocks, refunds and an operator's completion. Workers and operator tools come through here.
  */
 export { advanceOrder, batchedFulfilment, type FulfilmentResult } from './jobs.js';
-export { FULFILMENT_JOBS, fulfilmentPace, LOAD_INTERVAL_MS, PLACEMENT_FIRST, type FulfilmentPace } from './pace.js';
+export { fulfilmentJobs, fulfilmentPace, LOAD_INTERVAL_MS, PLACEMENT_FIRST, type FulfilmentPace } from './pace.js';
 export { foldCardSales, restockCardService, servicesReadyToRestock } from './cards.js';
 export { refundOrder } from './refunds.js';
 export { completeTopUpOrder, settleAttemptForOperator } from './top-ups.js';

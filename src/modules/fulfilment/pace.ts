@@ -14,10 +14,13 @@ import { FULFILMENT_BATCH } from './jobs.js';
 export const PLACEMENT_FIRST = { busyFrom: 4, calmBelow: 2, lingerMs: 50, inFlight: 1, maxSize: 128 };
 
 /**
- * Fulfilment jobs a worker process runs at once: enough for full batches at either pace, those running and the next
- * gathering. A job waiting for its batch holds no database connection (a batch holds one).
+ * Fulfilment jobs a worker process runs at once: enough for full batches at each pace it may take (`paced`: it may
+ * yield), those running and the next gathering. A job waiting for its batch holds no database connection (a batch
+ * holds one).
  */
-export const FULFILMENT_JOBS = Math.max(...[FULFILMENT_BATCH, PLACEMENT_FIRST].map((pace) => pace.maxSize * (pace.inFlight + 1)));
+export function fulfilmentJobs(paced: boolean): number {
+  return Math.max(...(paced ? [FULFILMENT_BATCH, PLACEMENT_FIRST] : [FULFILMENT_BATCH]).map((pace) => pace.maxSize * (pace.inFlight + 1)));
+}
 
 /** How often the API process tells its worker process how busy it is (workers/process.ts). */
 export const LOAD_INTERVAL_MS = 250;
@@ -46,8 +49,9 @@ export function fulfilmentPace(onChange: (yielding: boolean) => void = () => {},
   return {
     batch,
     observe: (apiInFlight) => {
-      // Half the weight to the newest figure: a burst of a quarter of a second does not flip the pace on its own.
-      smoothed = smoothed / 2 + apiInFlight / 2;
+      // Half the weight to the newest figure, itself capped: one busy interval (or one long request, counted whole
+      // when it ends) never flips the pace on its own; two in a row do.
+      smoothed = smoothed / 2 + Math.min(apiInFlight, settings.busyFrom * 1.5) / 2;
       if (!yielding && smoothed >= settings.busyFrom) set(true);
       else if (yielding && smoothed < settings.calmBelow) set(false);
     },

@@ -255,14 +255,16 @@ export async function listOrders(
 }
 
 /**
- * The utr of the last entry of `entries`. Every entry opens with its utr, and `{"utr":"` in the text can only be an
- * entry's start: inside a string every quote is escaped.
+ * The utr of the last entry of `entries`. An entry opens with its utr and its price (entriesJson); a line of its
+ * order_details opens with the utr too but never with the price next, and inside a string every quote is escaped, so
+ * `{"utr":"…","price":` is an entry's start and nothing else.
  */
 function lastUtr(entries: string): string | undefined {
-  const at = entries.lastIndexOf(ENTRY_START);
-  return at < 0 ? undefined : entries.slice(at + ENTRY_START.length, entries.indexOf('"', at + ENTRY_START.length));
+  let last: string | undefined;
+  for (const [, utr] of entries.matchAll(ENTRY_START)) last = utr;
+  return last;
 }
-const ENTRY_START = '{"utr":"';
+const ENTRY_START = /\{"utr":"([A-Z0-9]+)","price":/g;
 
 /** One of the caller's orders by its utr (C18), the text of its entry as the lists show it; null for an unknown or someone else's utr. */
 export async function findOrder(db: Db, reader: OrderReader, utr: string): Promise<{ kind: ProductKind; entry: string } | null> {

@@ -264,7 +264,7 @@ function lastUtr(entries: string): string | undefined {
   for (const [, utr] of entries.matchAll(ENTRY_START)) last = utr;
   return last;
 }
-const ENTRY_START = /\{"utr":"([A-Z0-9]+)","price":/g;
+const ENTRY_START = /\{"utr":"([^"\\]*)","price":/g;
 
 /** One of the caller's orders by its utr (C18), the text of its entry as the lists show it; null for an unknown or someone else's utr. */
 export async function findOrder(db: Db, reader: OrderReader, utr: string): Promise<{ kind: ProductKind; entry: string } | null> {

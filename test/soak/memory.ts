@@ -32,13 +32,18 @@ type Sample = { atSeconds: number; pid: number; rss: number; heap: number | null
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
 const growthOf = (first: number, last: number) => (first > 0 ? last / first - 1 : 0);
 
+/** Kept-heap figures a process needs in the window to be judged: fewer say nothing about growth. */
+const MIN_HEAP_SAMPLES = 6;
+
 /**
  * Samples every `intervalMs` the memory of the processes `roles` names now (a role's process changes when it is
  * killed and another started): resident memory, and the heap it keeps (after its latest major collection). `stop`
- * ends it and gives, for each role, the growth over the last two thirds of the run of the process alive at the end
- * (one started within the window counts from its own start): resident memory as the last three samples against the
- * first three, and the kept heap as the median of the window's last third against the median of its first third (a
- * major collection comes every few seconds to minutes: the median of a third looks past one that came late).
+ * ends it and gives, for every process that lived long enough in the last two thirds of the run (the window) to have
+ * MIN_HEAP_SAMPLES kept-heap figures there, its growth over its time in the window: resident memory as its last three
+ * samples against its first three, and the kept heap as the median of its last third of figures against the median of
+ * its first third (a major collection comes every few seconds to minutes: the median of a third looks past one that
+ * came late). A process started late in the window (one killed and started again) is left out; a role with no process
+ * judged says so (`judged: false`).
  */
 export function memorySampler(roles: () => Record<string, Sampled>, intervalMs: number) {
   const started = Date.now();
@@ -63,22 +68,31 @@ export function memorySampler(roles: () => Record<string, Sampled>, intervalMs: 
       clearInterval(timer);
       await sample();
       const windowFrom = (Date.now() - started) / 1000 / 3;
-      return [...series.entries()].map(([role, samples]) => {
-        const last = samples.at(-1)!;
-        const window = samples.filter((s) => s.pid === last.pid && s.atSeconds >= windowFrom);
-        const third = Math.max(1, Math.floor(window.length / 3));
-        const heaps = (part: Sample[]) => part.map((s) => s.heap).filter((h): h is number => h !== null);
-        const heapFirst = median(heaps(window.slice(0, third)));
-        const heapLast = median(heaps(window.slice(-third)));
-        const rssFirst = median(window.slice(0, 3).map((s) => s.rss));
-        const rssLast = median(window.slice(-3).map((s) => s.rss));
-        return {
-          role,
-          samples: samples.length,
-          windowSamples: window.length,
-          rss: { first: rssFirst, last: rssLast, peak: Math.max(...samples.map((s) => s.rss)), growth: growthOf(rssFirst, rssLast) },
-          heap: { first: heapFirst, last: heapLast, growth: heapFirst > 0 && heapLast > 0 ? growthOf(heapFirst, heapLast) : Number.NaN },
-        };
+      const heaps = (part: Sample[]) => part.map((s) => s.heap).filter((h): h is number => h !== null);
+      return [...series.entries()].flatMap(([role, samples]) => {
+        const pids = [...new Set(samples.map((s) => s.pid))];
+        const judged = pids
+          .map((pid) => ({ pid, window: samples.filter((s) => s.pid === pid && s.atSeconds >= windowFrom) }))
+          .filter(({ window }) => heaps(window).length >= MIN_HEAP_SAMPLES)
+          .map(({ pid, window }, i, all) => {
+            const kept = heaps(window);
+            const third = Math.max(1, Math.floor(kept.length / 3));
+            const heapFirst = median(kept.slice(0, third));
+            const heapLast = median(kept.slice(-third));
+            const rssFirst = median(window.slice(0, 3).map((s) => s.rss));
+            const rssLast = median(window.slice(-3).map((s) => s.rss));
+            const restarted = pid !== samples.at(-1)!.pid;
+            return {
+              role: all.length > 1 || restarted ? `${role} (pid ${pid}${restarted ? ', until killed' : ''})` : role,
+              judged: true,
+              samples: samples.filter((s) => s.pid === pid).length,
+              windowSamples: window.length,
+              rss: { first: rssFirst, last: rssLast, peak: Math.max(...window.map((s) => s.rss)), growth: growthOf(rssFirst, rssLast) },
+              heap: { first: heapFirst, last: heapLast, growth: growthOf(heapFirst, heapLast) },
+            };
+          });
+        const none = { first: Number.NaN, last: Number.NaN, peak: Number.NaN, growth: Number.NaN };
+        return judged.length > 0 ? judged : [{ role, judged: false, samples: samples.length, windowSamples: 0, rss: none, heap: none }];
       });
     },
   };

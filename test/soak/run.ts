@@ -397,7 +397,7 @@ const [hooks] = await db.sql<{ events: number; deliveries: number; delivered: nu
 const received = receiver.stats();
 const webhooksHeld = hooks!.delivered === hooks!.deliveries && hooks!.deliveries >= hooks!.events && received.events >= hooks!.deliveries;
 // What the processes keep (the heap after a major collection) must not grow; resident memory is reported beside it.
-const memoryHeld = memoryUse.every((m) => m.heap.growth <= 0.1);
+const memoryHeld = memoryUse.every((m) => m.judged && m.heap.growth <= 0.1);
 
 const crashed = cluster.processes().filter((p) => (p.process.exitCode !== null || p.process.signalCode !== null) && !killed.has(p.process.pid!)).length;
 const report = await checkInvariants(db.sql, accepted);
@@ -465,10 +465,12 @@ const lines = [
   '',
   'Each process sampled every 10 s during the load: its resident memory, and the heap it keeps: the V8 heap in use',
   'right after its latest major collection (its own /metrics, `nodejs_heap_used_after_major_gc_bytes`; the heap in',
-  'use at any moment also counts the garbage waiting for the next one). Over the last two thirds of the run, of the',
-  'process alive at the end: resident memory as its last three samples against its first three, and the kept heap as',
-  'the median of the window\'s last third against the median of its first third. The kept heap is the one held to',
-  '10 %: resident memory follows the heap\'s capacity, which V8 sizes to the load, not to what is kept.',
+  'use at any moment also counts the garbage waiting for the next one). Over the last two thirds of the run (the',
+  'window), every process with six kept-heap figures there at least (one killed and started again late has too few',
+  'to say anything and is left out; the one it replaced is judged over its own time): resident memory as its last',
+  'three samples against its first three, and the kept heap as the median of its last third of figures against the',
+  'median of its first third. The kept heap is the one held to 10 %: resident memory follows the heap\'s capacity,',
+  'which V8 sizes to the load, not to what is kept.',
   '',
   '| process | samples | resident: start → end (peak), MiB | resident growth | kept heap: start → end, MiB | kept heap growth |',
   '|---|---:|---:|---:|---:|---:|',

@@ -328,11 +328,12 @@ let loadDone = false;
 const progress = setInterval(() => log(`${sent} sent, ${accepted.length} accepted`), 10_000);
 const sampled = (run: { process: { pid?: number | undefined } } | undefined, metricsUrl: string | undefined) =>
   run && metricsUrl ? { pid: run.process.pid, metricsUrl } : undefined;
+// Worker processes by the order they were started (3 and 4 replace the killed 1 and 2); the API keeps its name when
+// started again, each of its processes judged apart.
 const memory = memorySampler(
   () => ({
     API: sampled(cluster.api, cluster.baseUrl),
-    'worker 1': sampled(cluster.workers.at(-2), cluster.workers.at(-2)?.metricsUrl),
-    'worker 2': sampled(cluster.workers.at(-1), cluster.workers.at(-1)?.metricsUrl),
+    ...Object.fromEntries(cluster.workers.map((worker, i) => [`worker ${i + 1}`, sampled(worker, worker.metricsUrl)])),
   }),
   10_000,
 );

@@ -43,7 +43,7 @@ const MIN_HEAP_SAMPLES = 6;
  * samples against its first three, and the kept heap as the median of its last third of figures against the median of
  * its first third (a major collection comes every few seconds to minutes: the median of a third looks past one that
  * came late). A process started late in the window (one killed and started again) is left out; a role with no process
- * judged says so (`judged: false`).
+ * judged says so (`judged: false`), unless its process had ended before the window.
  */
 export function memorySampler(roles: () => Record<string, Sampled>, intervalMs: number) {
   const started = Date.now();
@@ -91,8 +91,10 @@ export function memorySampler(roles: () => Record<string, Sampled>, intervalMs: 
               heap: { first: heapFirst, last: heapLast, growth: growthOf(heapFirst, heapLast) },
             };
           });
+        // A process that had ended before the window (killed early) has nothing to say about it.
+        if (judged.length > 0 || !samples.some((s) => s.atSeconds >= windowFrom)) return judged;
         const none = { first: Number.NaN, last: Number.NaN, peak: Number.NaN, growth: Number.NaN };
-        return judged.length > 0 ? judged : [{ role, judged: false, samples: samples.length, windowSamples: 0, rss: none, heap: none }];
+        return [{ role, judged: false, samples: samples.length, windowSamples: 0, rss: none, heap: none }];
       });
     },
   };

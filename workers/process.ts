@@ -114,10 +114,12 @@ export function startWorkerProcess({ config, logger, metrics, lifecycle, load }:
   );
 
   // Placement first: the worker process yields while this one is busy (src/modules/fulfilment/pace.ts).
-  const tellLoad = setInterval(() => {
-    const inFlight = load.take();
-    if (current.connected) current.send({ type: 'load', inFlight } satisfies ToWorkerProcess, ignoreSendError);
-  }, LOAD_INTERVAL_MS).unref();
+  const tellLoad = config.PLACEMENT_FIRST
+    ? setInterval(() => {
+        const inFlight = load.take();
+        if (current.connected) current.send({ type: 'load', inFlight } satisfies ToWorkerProcess, ignoreSendError);
+      }, LOAD_INTERVAL_MS).unref()
+    : undefined;
 
   return {
     firstStart,

@@ -3,7 +3,6 @@
  * (topup_bench, recreated each run) and BullMQ prefix (bench), measured against this machine's
  * own ceilings in the same run. Prints a table and writes results/latest.json.
  */
-import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
@@ -17,12 +16,12 @@ import { QUEUE_NAMES } from '../../src/queues/index.js';
 import { bareHonoCeiling, bullmqCeiling, rawTxCeiling, removeRawTxRows, sameBytesCeiling } from './ceilings.js';
 import { createAccounts, createKeys, dropDatabase, issueTokens, loadCatalog, loadCodes, loadOrderHistory, loadPrices, loadReviews, registerEndpoints, resetDatabase } from './data.js';
 import { startCountingReceiver } from './receiver.js';
-import { freePort, sleep, spawnTs, waitForHttp, type Child, type SpawnOptions } from '../helpers/processes.js';
+import { freePort, sleep, spawnTs, waitForHttp, workerProcessesOf, type Child, type SpawnOptions } from '../helpers/processes.js';
 import { startRedisCluster } from '../helpers/redis-topologies.js';
 import { loadVolume, timerPlans } from './plans.js';
 import { Report, TURN_READS } from './report.js';
 import type { Measured } from './load.js';
-import { cardOrders, drainBacklog, endToEnd, measureHttp, measureHttpAcross, measureInTurns, readBodies, readPaths, reads, topUpOrders, waitForCardOrders, type Target } from './scenarios.js';
+import { bothTurns, cardOrders, drainBacklog, endToEnd, measureHttp, measureHttpAcross, measureInTurns, readBodies, readPaths, reads, topUpOrders, waitForCardOrders, type Target } from './scenarios.js';
 
 const SIZES = {
   quick: { seconds: 3, warmup: 1, accounts: 200, codesPerService: 1200, e2eOrders: 2000, growthCodes: 50_000, growthOrders: 5_000 },
@@ -451,13 +450,7 @@ async function comparePlacementFirst(report: Report, sql: Database['sql'], { cat
     await sleep(1000);
     await service.stop();
   }
-  const both = ([x, y]: Measured[]): Measured => ({
-    rps: (x!.rps + y!.rps) / 2,
-    p50_ms: Math.max(x!.p50_ms, y!.p50_ms),
-    p99_ms: Math.max(x!.p99_ms, y!.p99_ms),
-    errors: x!.errors + y!.errors,
-    note: `in turns off, on, on, off; ${x!.note}; then ${y!.note}`,
-  });
+  const both = ([x, y]: Measured[]) => bothTurns(x!, y!, `in turns off, on, on, off; ${x!.note}; then ${y!.note}`);
   report.add('placement-first.placement.card.off', both(turns.off.placement), 'placement.card.api-only');
   report.add('placement-first.placement.card.on', both(turns.on.placement), 'placement-first.placement.card.off');
   report.add('placement-first.e2e.card.off', both(turns.off.e2e), 'fulfilment.card.drain');
@@ -472,15 +465,11 @@ async function start(file: string, env: Record<string, string> = {}): Promise<Ch
   return child;
 }
 
-/**
- * The worker process `npm start` forked as `pid`'s child (looked up each time: it may have been restarted); other
- * children, such as the TypeScript loader's compiler, are not it.
- */
+/** The worker process `npm start` forked as `pid`'s child (looked up each time: it may have been restarted). */
 function childOf(pid: number | undefined): number | undefined {
   if (pid === undefined) return undefined;
-  const children = spawnSync('ps', ['-o', 'pid=,args=', '--ppid', String(pid)], { encoding: 'utf8' }).stdout.split('\n');
-  const workers = children.filter((line) => /workers\/main\.(ts|js)/.test(line));
-  return workers.length === 1 ? Number.parseInt(workers[0]!, 10) : undefined;
+  const workers = workerProcessesOf(pid);
+  return workers.length === 1 ? workers[0] : undefined;
 }
 
 /** Waits until `count` processes consume the fulfilment queue. */

@@ -115,14 +115,19 @@ export async function measureInTurns(target: Target, first: () => autocannon.Req
   const turn = (next: () => autocannon.Request) => runHttp({ url: target.baseUrl, seconds: target.seconds / 2, next });
   const [a1, b1, b2, a2] = [await turn(first), await turn(second), await turn(second), await turn(first)];
   target.ensureRunning();
-  const both = (x: Figures, y: Figures): Measured => ({
+  const note = 'measured in turns A, B, B, A with the row it is compared with';
+  return [bothTurns(a1!, a2!, note), bothTurns(b1!, b2!, note)];
+}
+
+/** One row of a load's two turns: rps the mean, p50 and p99 the higher, errors summed. */
+export function bothTurns(x: Figures, y: Figures, note: string): Measured {
+  return {
     rps: (x.rps + y.rps) / 2,
     p50_ms: Math.max(x.p50_ms, y.p50_ms),
     p99_ms: Math.max(x.p99_ms, y.p99_ms),
     errors: x.errors + y.errors,
-    note: 'measured in turns A, B, B, A with the row it is compared with',
-  });
-  return [both(a1!, a2!), both(b1!, b2!)];
+    note,
+  };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -100,6 +100,21 @@ export async function scrape(baseUrl: string): Promise<string> {
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The worker processes `npm start` (process `pid`) has forked, by their command: the TypeScript loader may have a
+ * compiler child of its own beside them.
+ */
+export function workerProcessesOf(pid: number): number[] {
+  try {
+    return execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(pid)], { encoding: 'utf8' })
+      .split('\n')
+      .filter((line) => /workers\/main\.(ts|js)/.test(line))
+      .map((line) => Number.parseInt(line, 10));
+  } catch {
+    return []; // ps exits 1 when there are none
+  }
+}
 
 export type Run = Child & {
   /** Everything the process wrote so far. */

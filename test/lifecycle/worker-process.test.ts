@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -7,7 +6,7 @@ import { createAccount } from '../../src/modules/accounts/service.js';
 import { addCodes } from '../../src/modules/inventory/service.js';
 import { createCard } from '../helpers/fixtures.js';
 import { createTestDatabase } from '../helpers/harness.js';
-import { freePort, runEntry, scrape, sleep, TEST_METRICS_TOKEN, waitForHttp, type Run } from '../helpers/processes.js';
+import { freePort, runEntry, scrape, sleep, TEST_METRICS_TOKEN, waitForHttp, workerProcessesOf, type Run } from '../helpers/processes.js';
 import { ownRedis } from '../helpers/redis-server.js';
 
 /**
@@ -68,18 +67,6 @@ async function startApi(overrides: Record<string, string> = {}): Promise<Run> {
   return run;
 }
 
-/** The pids of a process's worker-process children (the TypeScript loader may have a compiler child of its own). */
-function childrenOf(pid: number): number[] {
-  try {
-    return execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(pid)], { encoding: 'utf8' })
-      .split('\n')
-      .filter((line) => /workers\/main\.(ts|js)/.test(line))
-      .map((line) => Number.parseInt(line, 10));
-  } catch {
-    return []; // ps exits 1 when there are none
-  }
-}
-
 /** A process's niceness (field 19 of /proc/<pid>/stat, counted after the command's closing parenthesis). */
 const niceOf = (pid: number) => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]);
 
@@ -112,7 +99,7 @@ async function orderCompleted(): Promise<string> {
 describe('npm start runs its workers in a child process', () => {
   it('fulfils there, and the API /metrics counts the jobs the worker process ran', async () => {
     const api = await startApi();
-    const [worker, ...more] = childrenOf(api.process.pid!);
+    const [worker, ...more] = workerProcessesOf(api.process.pid!);
     expect(worker).toBeDefined();
     expect(more).toEqual([]);
     await orderCompleted();
@@ -134,10 +121,10 @@ describe('npm start runs its workers in a child process', () => {
 
   it('a worker process that dies is replaced, and orders placed meanwhile are fulfilled', async () => {
     const api = await startApi();
-    const [first] = childrenOf(api.process.pid!);
+    const [first] = workerProcessesOf(api.process.pid!);
     process.kill(first!, 'SIGKILL');
     await orderCompleted();
-    const [second] = childrenOf(api.process.pid!);
+    const [second] = workerProcessesOf(api.process.pid!);
     expect(second).toBeDefined();
     expect(second).not.toBe(first);
     expect(api.stderr()).toContain('the worker process ended');
@@ -149,7 +136,7 @@ describe('npm start runs its workers in a child process', () => {
     const waits = () => [...api.stderr().matchAll(/starting another in (\d+) ms/g)].map((m) => Number(m[1]));
     for (let round = 0; round < 3; round += 1) {
       await expect.poll(readiness, { timeout: 30_000, interval: 100 }).toMatchObject({ workers: 'up' });
-      process.kill(childrenOf(api.process.pid!)[0]!, 'SIGKILL');
+      process.kill(workerProcessesOf(api.process.pid!)[0]!, 'SIGKILL');
       await expect.poll(() => waits().length, { timeout: 10_000 }).toBe(round + 1);
     }
     expect(waits()).toEqual([1000, 2000, 4000]);
@@ -158,7 +145,7 @@ describe('npm start runs its workers in a child process', () => {
 
   it('the worker process shuts down by itself when the API process is killed', async () => {
     const api = await startApi();
-    const [worker] = childrenOf(api.process.pid!);
+    const [worker] = workerProcessesOf(api.process.pid!);
     api.process.kill('SIGKILL');
     await api.exit;
     await expect.poll(() => alive(worker!), { timeout: 10_000 }).toBe(false);
@@ -228,11 +215,11 @@ describe('npm start runs its workers in a child process', () => {
 
   it('runs the worker process at a lower priority than the API (WORKER_NICE)', async () => {
     const api = await startApi({ WORKER_NICE: '7' });
-    const [worker] = childrenOf(api.process.pid!);
+    const [worker] = workerProcessesOf(api.process.pid!);
     expect([niceOf(api.process.pid!), niceOf(worker!)]).toEqual([niceOf(process.pid), 7]);
     await api.stop();
     const equal = await startApi({ WORKER_NICE: '0' });
-    expect(niceOf(childrenOf(equal.process.pid!)[0]!)).toBe(niceOf(process.pid));
+    expect(niceOf(workerProcessesOf(equal.process.pid!)[0]!)).toBe(niceOf(process.pid));
     await equal.stop();
   }, 60_000);
 });

@@ -37,7 +37,7 @@ export type FulfilmentPace = {
 export function fulfilmentPace(onChange: (yielding: boolean) => void = () => {}, settings = PLACEMENT_FIRST): FulfilmentPace {
   const usual = { maxSize: FULFILMENT_BATCH.maxSize, inFlight: FULFILMENT_BATCH.inFlight, lingerMs: FULFILMENT_BATCH.lingerMs ?? 0 };
   const yielded = { maxSize: settings.maxSize, inFlight: settings.inFlight, lingerMs: settings.lingerMs };
-  const batch: BatchOptions = { ...FULFILMENT_BATCH, ...usual };
+  const batch: BatchOptions = { ...usual };
   let smoothed = 0;
   let yielding = false;
   const set = (to: boolean) => {

@@ -15,6 +15,9 @@
  *     campaigns,prices,suppliers}/                    accounts, stock, campaign pricing, account prices, the supplier adapters
  *   src/db/                                           the data model, the outbox, database plumbing
  *   src/core/, src/lib/                               configuration, the error catalogue, the caller; plain helpers
+ *
+ *   clients/typescript/                               the TypeScript client, a package of its own: beside the layers,
+ *                                                     importing none of them
  */
 
 /** Files of a feature folder that adapt it to HTTP or to the command line; everything else there is domain. */
@@ -121,6 +124,21 @@ module.exports = {
       to: { path: ['^src/http/', '^src/app\\.ts$', '^node_modules/hono/', '^node_modules/@hono/'] },
     },
     {
+      name: 'client-knows-the-store-by-its-document',
+      comment:
+        "The TypeScript client is a package resellers install on its own: it knows the store only through the OpenAPI document's generated types, never the service's code, and the service never depends on it.",
+      severity: 'error',
+      from: { path: '^clients/' },
+      to: { path: ['^src/', '^workers/', '^test/'] },
+    },
+    {
+      name: 'service-without-client',
+      comment: 'The service does not use its own client (its tests do).',
+      severity: 'error',
+      from: { path: ['^src/', '^workers/'] },
+      to: { path: '^clients/' },
+    },
+    {
       name: 'no-circular',
       comment: 'Import cycles hide the order in which modules initialise and blur which layer owns what.',
       severity: 'error',
@@ -148,7 +166,7 @@ module.exports = {
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: {
       exportsFields: ['exports'],
-      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      conditionNames: ['source', 'import', 'require', 'node', 'default', 'types'],
       extensions: ['.ts', '.js', '.json'],
     },
     reporterOptions: { text: { highlightFocused: true } },

@@ -1,7 +1,8 @@
 import { defineConfig } from 'vitest/config';
-import { TOOL_SUITE } from './test/suites.js';
+import { CLIENT_SOURCE, TOOL_SUITE } from './test/suites.js';
 
 export default defineConfig({
+  resolve: CLIENT_SOURCE,
   test: {
     include: ['test/**/*.test.ts'],
     // The fault, topology and tools suites have their own commands (npm run test:faults, test:topology, test:tools).

@@ -1,7 +1,9 @@
 import { defineConfig } from 'vitest/config';
+import { CLIENT_SOURCE } from './test/suites.js';
 
 /** `npm run test:faults`: real processes killed, Redis emptied, PostgreSQL backends terminated (DESIGN §2 checked after each). */
 export default defineConfig({
+  resolve: CLIENT_SOURCE,
   test: {
     include: ['test/faults/**/*.test.ts'],
     globalSetup: ['test/helpers/global-setup.ts'],

@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { CLIENT_SOURCE } from './test/suites.js';
 
 /**
  * `npm run test:topology`: the store past one box (DESIGN C21), built from real components on this machine:
@@ -6,6 +7,7 @@ import { defineConfig } from 'vitest/config';
  * service's API and worker processes; faults under load, DESIGN §2 checked after each.
  */
 export default defineConfig({
+  resolve: CLIENT_SOURCE,
   test: {
     include: ['test/topology/**/*.test.ts'],
     // Without haproxy, pgbouncer, redis-server or initdb the run stops at once, saying which is missing.

@@ -26,7 +26,7 @@ import { licenseRoutes } from './modules/license/routes.js';
 import { orderRoutes } from './modules/orders/routes.js';
 import { reviewRoutes } from './modules/reviews/routes.js';
 import { catalogAdminRoutes } from './modules/catalog-admin/routes.js';
-import { webhookAdminRoutes, webhookRoutes } from './modules/webhooks/routes.js';
+import { documentWebhookEvents, webhookAdminRoutes, webhookRoutes } from './modules/webhooks/routes.js';
 import { statementAdminRoutes, statementRoutes } from './modules/statements/routes.js';
 import { providerAdminRoutes, providerCallbackRoutes } from './modules/providers/routes.js';
 
@@ -193,6 +193,7 @@ export function createApp(services: Services) {
   });
   app.openAPIRegistry.registerComponent('securitySchemes', 'metricsToken', { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN' });
   app.openAPIRegistry.registerComponent('securitySchemes', 'adminToken', { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' });
+  documentWebhookEvents(app);
   app.doc31('/openapi.json', (c) => ({
     openapi: '3.1.0',
     info: {

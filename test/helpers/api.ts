@@ -1,3 +1,4 @@
+import { createStoreClient, type StoreClient } from '@topup-store/client';
 import { expect } from 'vitest';
 import { createAccount, type AccountCredentials } from '../../src/modules/accounts/service.js';
 import { createOrderFor } from './fixtures.js';
@@ -71,10 +72,17 @@ export function client(app: TestApp, token: string) {
   };
 }
 
-/** A new account (with `balance`) and a client signed in as it. */
+/** The TypeScript client (clients/typescript) of a key pair, as a reseller's code holds it. */
+export const storeClientFor = (app: TestApp, keys: Pick<AccountCredentials, 'publicKey' | 'secretKey'>): StoreClient =>
+  createStoreClient({ baseUrl: app.baseUrl, publicKey: keys.publicKey, secretKey: keys.secretKey });
+
+/**
+ * A new account (with `balance`), as a reseller's code calls the store (`store`: the TypeScript client) and as raw
+ * HTTP with one bearer token (`api`), for the tests of envelopes, headers and bodies the client never sends.
+ */
 export async function buyer(app: TestApp, balance = '1000.00') {
   const keys = await createTestAccount(app, balance);
-  return { keys, api: client(app, await tokenFor(app, keys)) };
+  return { keys, api: client(app, await tokenFor(app, keys)), store: storeClientFor(app, keys) };
 }
 
 /** What a customer has already ordered: a product, and the order's status (completed unless given). */

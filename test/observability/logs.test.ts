@@ -62,7 +62,7 @@ describe('one request id', () => {
   it("carries an operator's status change under the operator's request", async () => {
     const topUp = await createTopUp(app.services.db);
     const buyer = await createBuyer(app);
-    const utr = await placeTopUpOrder(app.services.db, buyer, topUp);
+    const utr = await placeTopUpOrder(buyer, topUp);
     await waitFor('the top-up to wait for an operator', async () =>
       lines().some((line) => line.msg === 'job finished' && line.jobId === utr),
     );

@@ -72,7 +72,7 @@ describe('GET /metrics', () => {
     const cardUtr = await placeCardOrder(buyer, [[cardServiceId, 2]]);
     await waitForStatus(app, cardUtr, 1);
     // The manual provider leaves the top-up to an operator, who completes it.
-    const topUpUtr = await placeTopUpOrder(app.services.db, buyer, topUp);
+    const topUpUtr = await placeTopUpOrder(buyer, topUp);
     await waitFor('the top-up to wait for an operator', async () =>
       (await app.services.db.query.orders.findFirst({ where: (o, { eq }) => eq(o.utr, topUpUtr) }))?.awaitingOperatorSince,
     );

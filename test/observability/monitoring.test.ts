@@ -125,7 +125,7 @@ describe('the series the pack reads', () => {
       await admin('PUT', `/top-up-services/${topUp.services[0]!.id}/routes`, [{ provider_id: provider.message.id, product_code: 'GAME-86', cost: '4.00' }]),
       200,
     );
-    await placeTopUpOrder(app.services.db, buyer, topUp);
+    await placeTopUpOrder(buyer, topUp);
 
     // A job the queue's schema refuses fails at once.
     await app.services.queues.fulfilment.add('fulfil', { orderId: 0, utr: '' });

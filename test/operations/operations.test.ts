@@ -21,7 +21,7 @@ describe('operational endpoints (C16)', () => {
     const doc = await expectJson(await app.request('/openapi.json'), 200);
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.servers).toEqual([{ url: app.baseUrl, description: 'This server' }]);
-    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['adminToken', 'apiKey', 'bearerToken', 'metricsToken']);
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['adminToken', 'apiKey', 'bearerToken', 'metricsToken', 'webhookSignature']);
     const routes = routeDefinitions(createApp(app.services));
     expect(routes.length).toBeGreaterThanOrEqual(21 + 2 + 10 + 2);
     for (const route of routes) {
@@ -42,5 +42,11 @@ describe('operational endpoints (C16)', () => {
     expect(JSON.stringify(cardOrder.requestBody)).toContain('serviceIds');
     expect(Object.keys(doc.paths['/admin/card-services/{id}/codes'].post.requestBody.content)).toContain('text/plain');
     expect(doc.paths['/admin/accounts/{id}/balance'].post.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)).toEqual(['path:id']);
+    // C17's events, as the store POSTs them to an endpoint, with the signature that secures them.
+    expect(Object.keys(doc.webhooks)).toEqual(['order.completed', 'order.stock_short', 'order.refunded', 'webhook.test']);
+    expect(doc.webhooks['order.refunded'].post).toMatchObject({
+      security: [{ webhookSignature: [] }],
+      requestBody: { content: { 'application/json': { schema: { $ref: '#/components/schemas/OrderEvent' } } } },
+    });
   });
 });

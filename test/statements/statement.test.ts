@@ -20,23 +20,23 @@ const admin = (method: string, path: string, body?: unknown) => adminOf(app)(met
  * a reason that needs quoting in CSV, the order refunded, and a debit whose reason a spreadsheet would run.
  */
 async function accountWithHistory() {
-  const { keys, api } = await buyer(app, '100.00');
+  const { keys, api, store } = await buyer(app, '100.00');
   const card = await createCard(app.services.db, { services: [{ price: '7.25' }] });
-  const placed = await expectJson(await api.postJson('/api/card/make-order', { service_ids: [card.services[0]!.id], quantities: [2] }), 200);
-  const utr = placed.message.utr as string;
+  const { data: placed } = await store.POST('/api/card/make-order', { body: { service_ids: [card.services[0]!.id], quantities: [2] } });
+  const utr = placed.message.utr;
   await expectJson(await admin('POST', `/accounts/${keys.id}/balance`, { amount: '20.00', reason: 'Goodwill, "late" codes\nsecond line' }), 200);
   await expectJson(await admin('POST', `/orders/${utr}/refund`, { reason: 'Out of stock' }), 200);
   await expectJson(await admin('POST', `/accounts/${keys.id}/balance`, { amount: '-5.00', reason: '=HYPERLINK("x")' }), 200);
-  return { keys, api, utr };
+  return { keys, api, store, utr };
 }
 
 describe('GET /api/account/statement', () => {
   it('shows every balance move, newest first, each with the balance after it, in exact decimals', async () => {
-    const { api, utr } = await accountWithHistory();
-    const page = (await expectJson(await api.get('/api/account/statement'), 200)).message;
+    const { store, utr } = await accountWithHistory();
+    const page = (await store.GET('/api/account/statement')).data.message;
     // 20 entries a page unless per_page says otherwise.
     expect(page).toMatchObject({ total: 5, per_page: 20, current_page: 1 });
-    const entries = page.data as Array<Record<string, unknown>>;
+    const entries = page.data;
     expect(entries.map(({ kind, amount, balance_after, currency, utr: order, reason }) => ({ kind, amount, balance_after, currency, utr: order, reason }))).toEqual([
       { kind: 'adjustment', amount: '-5.00', balance_after: '115.00', currency: 'USD', utr: undefined, reason: '=HYPERLINK("x")' },
       { kind: 'order_refund', amount: '14.50', balance_after: '120.00', currency: 'USD', utr, reason: 'Out of stock' },
@@ -47,14 +47,14 @@ describe('GET /api/account/statement', () => {
     // Absent, not null, where an entry has no order or reason.
     expect(Object.keys(entries[3]!)).not.toContain('reason');
     expect(entries[0]!.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/);
-    expect(entries.map((e) => e.id)).toEqual([...entries.map((e) => e.id as number)].sort((a, b) => b - a));
+    expect(entries.map((e) => e.id)).toEqual([...entries.map((e) => e.id)].sort((a, b) => b - a));
   });
 
   it('pages as every list does (C11)', async () => {
-    const { api } = await accountWithHistory();
-    const page = (await expectJson(await api.get('/api/account/statement?per_page=2&page=3'), 200)).message;
+    const { store } = await accountWithHistory();
+    const page = (await store.GET('/api/account/statement', { params: { query: { per_page: 2, page: 3 } } })).data.message;
     expect(page).toMatchObject({ current_page: 3, per_page: 2, total: 5, last_page: 3, from: 5, to: 5, next_page_url: null });
-    expect(page.data.map((e: { kind: string }) => e.kind)).toEqual(['deposit']);
+    expect(page.data.map((e) => e.kind)).toEqual(['deposit']);
     expect(page.prev_page_url).toMatch(/\/api\/account\/statement\?per_page=2&page=2$/);
   });
 

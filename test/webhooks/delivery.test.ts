@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DbOrTx } from '../../src/db/client.js';
 import { newWebhookSecret } from '../../src/lib/webhook-signature.js';
 import { ORDER_STATUS, transitionOrder } from '../../src/modules/order-state/state.js';
+import { OrderEvent } from '../../src/modules/webhooks/schemas.js';
 import { expectJson } from '../helpers/api.js';
 import { createCardService } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
@@ -52,6 +53,9 @@ describe('order events', () => {
       data: { utr, kind: 'card', status: 1, status_label: 'completed', previous_status: 0, price: 8, currency: 'USD' },
     });
     expect(event!.id).toMatch(/^msg_\d+$/);
+    // The body is what the OpenAPI document's `webhooks` say, no field more (parsing drops what the schema lacks).
+    const body = JSON.parse(event!.raw);
+    expect(OrderEvent.parse(body)).toEqual(body);
     for (const code of codes) expect(event!.raw).not.toContain(code);
     expect(receiver.rejected).toEqual([]);
     // The codes come from order lookup instead.

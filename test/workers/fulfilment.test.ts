@@ -118,7 +118,7 @@ describe('card fulfilment worker', () => {
   });
 
   it('hands top-up orders to the provider: the manual one leaves them initiate for an operator', async () => {
-    const utr = await placeTopUpOrder(app.services.db, buyer, await createTopUp(app.services.db));
+    const utr = await placeTopUpOrder(buyer, await createTopUp(app.services.db));
     await waitFor('the top-up job', async () => (await app.services.queues.fulfilment.getJobState(utr)) === 'completed');
     expect((await app.services.queues.fulfilment.getJob(utr))!.returnvalue).toEqual({ kind: 'top_up', outcome: 'awaiting_operator' });
     expect((await orderState(app.services.db, utr)).status).toBe(0);

@@ -147,7 +147,7 @@ describe('refunds', () => {
 describe('top-up orders', () => {
   async function placeTopUp(price: string) {
     const topUp = await createTopUp(app.services.db, { services: [{ price }] });
-    return placeTopUpOrder(app.services.db, buyer, topUp);
+    return placeTopUpOrder(buyer, topUp);
   }
 
   it('an operator completes an initiate top-up order once (0 → 1)', async () => {

@@ -3,41 +3,33 @@ import { sql } from 'drizzle-orm';
 import { expect } from 'vitest';
 import type { DbOrTx } from '../../src/db/client.js';
 import { addCodes } from '../../src/modules/inventory/service.js';
-import { client, createTestAccount, expectJson, tokenFor } from '../helpers/api.js';
+import { utrOfTopUpOrder, type StoreClient } from '@topup-store/client';
+import { client, createTestAccount, storeClientFor, tokenFor } from '../helpers/api.js';
 import type { TestApp } from '../helpers/harness.js';
 import { waitFor } from '../helpers/system.js';
 
 export { waitFor };
 
-export type Buyer = { accountId: number; api: ReturnType<typeof client> };
+/** A buyer as a reseller's code is one (`store`: the TypeScript client) and as raw HTTP (`api`: one bearer token). */
+export type Buyer = { accountId: number; api: ReturnType<typeof client>; store: StoreClient };
 
 export async function createBuyer(app: TestApp, balance = '1000.00'): Promise<Buyer> {
   const account = await createTestAccount(app, balance);
-  return { accountId: account.id, api: client(app, await tokenFor(app, account)) };
+  return { accountId: account.id, api: client(app, await tokenFor(app, account)), store: storeClientFor(app, account) };
 }
 
-/** Places a card order through the API and returns its utr. */
+/** Places a card order through the client (under an Idempotency-Key of its own) and returns its utr. */
 export async function placeCardOrder(buyer: Buyer, lines: Array<[serviceId: number, quantity: number]>): Promise<string> {
-  const response = await buyer.api.postJson('/api/card/make-order', {
-    service_ids: lines.map(([id]) => id),
-    quantities: lines.map(([, quantity]) => quantity),
+  const { data } = await buyer.store.POST('/api/card/make-order', {
+    body: { service_ids: lines.map(([id]) => id), quantities: lines.map(([, quantity]) => quantity) },
   });
-  const body = await expectJson(response, 200);
-  expect(body.status).toBe('success');
-  return body.message.utr as string;
+  return data.message.utr;
 }
 
-/** Orders a top-up's first service through the API and returns the utr of the buyer's newest top-up order. */
-export async function placeTopUpOrder(db: DbOrTx, buyer: Buyer, topUp: { id: number; services: Array<{ id: number }> }): Promise<string> {
-  const response = await buyer.api.postForm('/api/top-up/make-order', {
-    topUpId: String(topUp.id),
-    serviceId: String(topUp.services[0]!.id),
-  });
-  expect((await expectJson(response, 200)).status).toBe('success');
-  const [order] = await db.execute<{ utr: string }>(
-    sql`select utr from orders where account_id = ${buyer.accountId} and kind = 'top_up' order by id desc limit 1`,
-  );
-  return order!.utr;
+/** Orders a top-up's first service through the client and returns its utr. */
+export async function placeTopUpOrder(buyer: Buyer, topUp: { id: number; services: Array<{ id: number }> }): Promise<string> {
+  const { data } = await buyer.store.POST('/api/top-up/make-order', { body: { topUpId: topUp.id, serviceId: topUp.services[0]!.id } });
+  return utrOfTopUpOrder(data.message);
 }
 
 export async function stockCodes(app: TestApp, serviceId: number, count: number, label = 'CODE'): Promise<string[]> {

@@ -1,4 +1,4 @@
-import { z } from '@hono/zod-openapi';
+import { z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { AppEnv } from '../../http/context.js';
 import { adminOnly } from '../../http/admin-guard.js';
@@ -9,12 +9,14 @@ import { pageRequest } from '../../lib/paging.js';
 import { existingAccount } from '../accounts/service.js';
 import { signedIn } from '../auth/middleware.js';
 import { listDeliveries, retryDelivery } from './deliveries.js';
-import { deleteEndpoint, enableEndpoint, listEndpoints, liveEndpointsOf, registerEndpoint, sendTestEvent, type EndpointDeps } from './endpoints.js';
+import { CLIENT_EVENTS, deleteEndpoint, enableEndpoint, listEndpoints, liveEndpointsOf, registerEndpoint, sendTestEvent, type EndpointDeps } from './endpoints.js';
 import { presentEndpoint } from './presenters.js';
 import {
   ListDeliveriesQuery,
   NewWebhookEndpoint,
+  OrderEvent,
   RegisterEndpointBody,
+  TestEvent,
   TestEventQueued,
   WebhookDelivery,
   WebhookEndpoint,
@@ -24,6 +26,34 @@ const endpointDeps = (c: Context<AppEnv>): EndpointDeps => {
   const { db, config } = c.get('services');
   return { db, codeKey: config.codeEncryptionKey, allowPrivate: config.WEBHOOK_ALLOW_PRIVATE };
 };
+
+/**
+ * C17's events in the document's `webhooks` (OpenAPI 3.1): what the store POSTs to an endpoint, so clients' code
+ * generators type them. Registered on the app itself, as a mounted router would prefix their names with its path.
+ */
+export function documentWebhookEvents(app: OpenAPIHono<AppEnv>) {
+  const signed = 'Signed as the Standard Webhooks specification says: headers `webhook-id`, `webhook-timestamp` and `webhook-signature` (C17).';
+  const received = { 200: { description: 'Any 2xx within 10 s: delivered. Anything else is retried for about a day.' } };
+  app.openAPIRegistry.registerComponent('securitySchemes', 'webhookSignature', {
+    type: 'apiKey',
+    in: 'header',
+    name: 'webhook-signature',
+    description: '`v1,<base64 HMAC-SHA256 of "webhook-id.webhook-timestamp.body">` with the secret the endpoint was registered with',
+  });
+  for (const type of [...CLIENT_EVENTS, 'webhook.test'] as const) {
+    const schema = type === 'webhook.test' ? TestEvent : OrderEvent;
+    app.openAPIRegistry.registerWebhook({
+      method: 'post',
+      path: type,
+      operationId: `webhook${type.split(/[._]/).map((word) => word[0]!.toUpperCase() + word.slice(1)).join('')}`,
+      security: [{ webhookSignature: [] }],
+      summary: type === 'webhook.test' ? 'Sent by POST /api/webhooks/{id}/test' : `An order moved (${type})`,
+      description: signed,
+      request: { body: { content: { 'application/json': { schema } } } },
+      responses: received,
+    });
+  }
+}
 
 /** C17 for clients: their own endpoints. Another account's endpoint is a 404, as an unknown one. */
 export function webhookRoutes() {

@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { pageQuery, requiredText } from '../../http/validation.js';
+import { STATUS_LABELS, type OrderStatusLabel } from '../order-state/state.js';
 import { CLIENT_EVENTS } from './endpoints.js';
 
 const EventType = z.enum(CLIENT_EVENTS, { error: `must be one of ${CLIENT_EVENTS.join(', ')}.` });
@@ -59,3 +60,37 @@ export const WebhookDelivery = z
     created_at: z.string(),
   })
   .openapi('WebhookDelivery');
+
+const StatusLabel = z.enum(Object.values(STATUS_LABELS) as [OrderStatusLabel, ...OrderStatusLabel[]]);
+const notLive = z.literal(false).optional().openapi({ description: 'Present (false) only on events of test-mode orders and endpoints (C25)' });
+const timestamp = z.string().openapi({ example: '2026-11-24T07:40:12.123456Z' });
+
+/** C17: the body of every order event, as signed and sent (never card codes). */
+export const OrderEvent = z
+  .object({
+    type: EventType,
+    timestamp,
+    data: z.object({
+      utr: z.string(),
+      kind: z.enum(['card', 'top_up']),
+      status: z.number().int().openapi({ description: '0 initiate, 1 completed, 2 refund, 3 stock_short' }),
+      status_label: StatusLabel,
+      previous_status: z.number().int(),
+      price: z.number().openapi({ description: "The order's total, in the account's currency" }),
+      currency: z.string(),
+      rate: z.string().optional().openapi({ description: "Only for an order in another currency than the store's (C24)" }),
+      livemode: notLive,
+    }),
+  })
+  .openapi('OrderEvent', {
+    example: {
+      type: 'order.completed',
+      timestamp: '2026-11-24T07:40:12.123456Z',
+      data: { utr: 'C0MWT6AW5N89FD612DA6B49BED', kind: 'card', status: 1, status_label: 'completed', previous_status: 0, price: 28.4, currency: 'USD' },
+    },
+  });
+
+/** The event POST /api/webhooks/:id/test sends. */
+export const TestEvent = z
+  .object({ type: z.literal('webhook.test'), timestamp, data: z.object({ endpoint_id: z.number().int(), livemode: notLive }) })
+  .openapi('WebhookTestEvent');

@@ -6,7 +6,8 @@
  * counters, suppliers, balances, orders, webhooks or metrics.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminOf, client, expectFailure, successMessage, tokenFor, type Json } from '../helpers/api.js';
+import { utrOfTopUpOrder, type Order, type StoreClient } from '@topup-store/client';
+import { adminOf, client, expectFailure, storeClientFor, successMessage, tokenFor, type Json } from '../helpers/api.js';
 import { createCampaign, createCard, createTopUp } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
@@ -31,28 +32,31 @@ afterAll(async () => app?.close());
 async function shop(balance = '50.00') {
   const keys = await successMessage(admin('POST', '/accounts', { firstname: 'Test', lastname: 'Shop', balance }));
   const testKey = await successMessage(admin('POST', `/accounts/${keys.id}/keys`, { mode: 'test' }));
+  const liveKeys = keys as { publicKey: string; secretKey: string };
+  const testKeys = { publicKey: testKey.public_key as string, secretKey: testKey.secret_key as string };
   return {
     id: keys.id as number,
     testKey,
-    live: client(app, await tokenFor(app, keys as { publicKey: string; secretKey: string })),
-    test: client(app, await tokenFor(app, { publicKey: testKey.public_key, secretKey: testKey.secret_key })),
+    // As a reseller's code calls the store (the TypeScript client), and as raw HTTP for envelopes and explicit keys.
+    liveStore: storeClientFor(app, liveKeys),
+    testStore: storeClientFor(app, testKeys),
+    live: client(app, await tokenFor(app, liveKeys)),
+    test: client(app, await tokenFor(app, testKeys)),
   };
 }
-type Shop = Awaited<ReturnType<typeof shop>>;
 
 const FORM: OrderField[] = [{ field_value: 'Player ID', field_name: 'player_id', field_placeholder: '', field_note: '', field_type: 'text' }];
-const orderOf = async (api: Shop['test'], kind: 'card' | 'top_up', utr: string) =>
-  successMessage(api.get(`/api/order/details?utr=${utr}`)) as Promise<Json>;
+const orderOf = async (store: StoreClient, utr: string) => (await store.GET('/api/order/details', { params: { query: { utr } } })).data.message;
+/** The codes of an order's first line (none for a top-up). */
+const codesOf = (order: Order) => order.order_details.flatMap((line, i) => (i === 0 && 'card_codes' in line ? line.card_codes : []));
 const statusOf = async (utr: string) => (await app.services.sql<{ status: number }[]>`select status from orders where utr = ${utr}`)[0]!.status;
 const accountRow = async (id: number) => (await app.services.sql`select balance, test_balance from accounts where id = ${id}`)[0]!;
 const freeCodes = async (serviceId: number) =>
   (await app.services.sql<{ n: number }[]>`select count(*)::int as n from card_codes where card_service_id = ${serviceId} and order_line_id is null`)[0]!.n;
-const buyCard = async (api: Shop['test'], serviceId: number, quantity: number) =>
-  (await successMessage(api.postJson('/api/card/make-order', { service_ids: [serviceId], quantities: [quantity] }))).utr as string;
-const buyTopUp = async (api: Shop['test'], topUpId: number, serviceId: number, playerId: string) => {
-  const message = (await successMessage(api.postJson('/api/top-up/make-order', { topUpId, serviceId, player_id: playerId }))) as unknown as string;
-  return /order number is (\S+)\./.exec(message)![1]!;
-};
+const buyCard = async (store: StoreClient, serviceId: number, quantity: number) =>
+  (await store.POST('/api/card/make-order', { body: { service_ids: [serviceId], quantities: [quantity] } })).data.message.utr;
+const buyTopUp = async (store: StoreClient, topUpId: number, serviceId: number, playerId: string) =>
+  utrOfTopUpOrder((await store.POST('/api/top-up/make-order', { body: { topUpId, serviceId, player_id: playerId } })).data.message);
 
 describe('test keys and the test balance', () => {
   it('a test key pair is pk_test_/sk_test_; its first token opens a test balance of 1,000.00 that an operator can set', async () => {
@@ -63,9 +67,9 @@ describe('test keys and the test balance', () => {
     expect(await accountRow(s.id)).toMatchObject({ balance: '0.00', test_balance: '1000.00' });
     expect(await successMessage(admin('POST', `/accounts/${s.id}/test-balance`, { amount: '25.50' }))).toEqual({ id: s.id, test_balance: '25.50' });
     // The test statement shows the operator's change; the live one does not.
-    const testStatement = (await successMessage(s.test.get('/api/account/statement'))).data as Json[];
+    const testStatement = (await s.testStore.GET('/api/account/statement')).data.message.data;
     expect(testStatement[0]).toMatchObject({ kind: 'adjustment', amount: '-974.50', balance_after: '25.50' });
-    expect((await successMessage(s.live.get('/api/account/statement'))).data).toEqual([]);
+    expect((await s.liveStore.GET('/api/account/statement')).data.message.data).toEqual([]);
     expect(await expectFailure(await admin('POST', '/accounts/999999/test-balance', { amount: '1' }), 404)).toBe('No account with id 999999.');
     for (const amount of ['-1.00', '1.001', 'ten', undefined]) {
       const refused = await expectFailure(await admin('POST', `/accounts/${s.id}/test-balance`, amount === undefined ? {} : { amount }), 422);
@@ -81,17 +85,17 @@ describe('test card orders', () => {
     const card = await createCard(app.services.db, { services: [{ price: '10.00' }] });
     const serviceId = card.services[0]!.id;
     // No stock at all: a test order never needs any.
-    const utr = await buyCard(s.test, serviceId, 2);
+    const utr = await buyCard(s.testStore, serviceId, 2);
     await waitFor('the test order to complete', async () => (await statusOf(utr)) === 1);
-    const entry = await orderOf(s.test, 'card', utr);
+    const entry = await orderOf(s.testStore, utr);
     expect(entry).toMatchObject({ livemode: false, status_label: 'completed', price: 20 });
-    expect(entry.order_details[0].card_codes).toEqual([expect.stringMatching(/^TEST-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}$/), expect.stringMatching(/^TEST-/)]);
+    expect(codesOf(entry)).toEqual([expect.stringMatching(/^TEST-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}$/), expect.stringMatching(/^TEST-/)]);
     expect(await accountRow(s.id)).toMatchObject({ balance: '50.00', test_balance: '980.00' });
     expect(await freeCodes(serviceId)).toBe(0);
     // Seen only by test tokens.
-    expect((await successMessage(s.live.get('/api/get-card/orders'))).data).toEqual([]);
+    expect((await s.liveStore.GET('/api/get-card/orders')).data.message.data).toEqual([]);
     expect(await expectFailure(await s.live.get(`/api/order/details?utr=${utr}`), 404)).toBe(`No order with the utr ${JSON.stringify(utr)}.`);
-    expect(((await successMessage(s.test.get('/api/get-card/orders'))).data as Json[]).map((o) => o.utr)).toEqual([utr]);
+    expect((await s.testStore.GET('/api/get-card/orders')).data.message.data.map((o) => o.utr)).toEqual([utr]);
     // Nor by the operators' live list, unless asked.
     const listed = async (mode: string) => ((await successMessage(admin('GET', `/orders?mode=${mode}&per_page=100`))).data as Json[]).map((o) => o.utr);
     expect(await listed('live')).not.toContain(utr);
@@ -104,7 +108,7 @@ describe('test card orders', () => {
     const card = await createCard(app.services.db, { services: [{ price: '10.00' }] });
     const serviceId = card.services[0]!.id;
     await createCampaign(app.services.db, { cardServices: [{ serviceId, price: '7.00', maxSell: 5 }] });
-    const utr = await buyCard(s.test, serviceId, 3);
+    const utr = await buyCard(s.testStore, serviceId, 3);
     expect((await app.services.sql`select total from orders where utr = ${utr}`)[0]!.total).toBe('21.00');
     expect((await app.services.sql`select offered_sell from card_services where id = ${serviceId}`)[0]!.offered_sell).toBe(0);
     await successMessage(admin('POST', `/accounts/${s.id}/test-balance`, { amount: '5.00' }));
@@ -123,11 +127,11 @@ describe('test card orders', () => {
       expect(((await successMessage(s.test.get('/api/webhooks'))) as unknown as Json[]).map((e) => e.id)).toEqual([testEndpoint.id]);
 
       const card = await createCard(app.services.db, { services: [{ price: '1.00' }] });
-      const utr = await buyCard(s.test, card.services[0]!.id, 13);
+      const utr = await buyCard(s.testStore, card.services[0]!.id, 13);
       await waitFor('stock_short', async () => (await statusOf(utr)) === 3);
-      expect((await orderOf(s.test, 'card', utr)).order_details[0].card_codes).toHaveLength(1);
+      expect(codesOf(await orderOf(s.testStore, utr))).toHaveLength(1);
       await waitFor('the restock 30 s later', async () => (await statusOf(utr)) === 1, 45_000);
-      expect((await orderOf(s.test, 'card', utr)).order_details[0].card_codes).toHaveLength(13);
+      expect(codesOf(await orderOf(s.testStore, utr))).toHaveLength(13);
       await waitFor('both events', async () => testHooks.received.length === 2, 10_000);
       expect(testHooks.received.map((e) => [e.type, e.data.utr, e.data.livemode])).toEqual([
         ['order.stock_short', utr, false],
@@ -145,12 +149,12 @@ describe('test top-ups', () => {
     const s = await shop();
     const topUp = await createTopUp(app.services.db, { orderFields: FORM, services: [{ price: '5.00' }] });
     const serviceId = topUp.services[0]!.id;
-    const [refused, pending, done] = await Promise.all(['5120000', '5121111', '5123456'].map((id) => buyTopUp(s.test, topUp.id, serviceId, id)));
+    const [refused, pending, done] = await Promise.all(['5120000', '5121111', '5123456'].map((id) => buyTopUp(s.testStore, topUp.id, serviceId, id)));
     await waitFor('the refused and the completed one', async () => (await statusOf(refused!)) === 2 && (await statusOf(done!)) === 1);
     expect(await statusOf(pending!)).toBe(0);
     // 1000 − 3 × 5 + the refund of 5.
     expect((await accountRow(s.id)).test_balance).toBe('990.00');
-    const kinds = ((await successMessage(s.test.get('/api/account/statement'))).data as Json[]).map((e) => e.kind);
+    const kinds = (await s.testStore.GET('/api/account/statement')).data.message.data.map((e) => e.kind);
     expect(kinds.filter((k) => k === 'order_refund')).toHaveLength(1);
     await waitFor('the pending one, 30 s later', async () => (await statusOf(pending!)) === 1, 45_000);
     // No supplier was asked: no attempt was ever recorded.
@@ -162,14 +166,14 @@ describe('isolation', () => {
   it('a test order buys nothing: no review of the product, no hasAlreadyOrdered', async () => {
     const s = await shop();
     const card = await createCard(app.services.db, { services: [{ price: '1.00' }] });
-    const utr = await buyCard(s.test, card.services[0]!.id, 1);
+    const utr = await buyCard(s.testStore, card.services[0]!.id, 1);
     await waitFor('the test order', async () => (await statusOf(utr)) === 1);
     for (const api of [s.live, s.test]) {
       const refused = await api.postJson('/api/card/review', { card_id: card.id, rating: 5, comment: 'free codes' });
       expect(await expectFailure(refused, 409)).toBe('Only customers who ordered this product can review it.');
     }
     const topUp = await createTopUp(app.services.db, { orderFields: FORM, services: [{ price: '1.00' }] });
-    const topUpUtr = await buyTopUp(s.test, topUp.id, topUp.services[0]!.id, '5123456');
+    const topUpUtr = await buyTopUp(s.testStore, topUp.id, topUp.services[0]!.id, '5123456');
     await waitFor('the test top-up', async () => (await statusOf(topUpUtr)) === 1);
     for (const api of [s.live, s.test]) expect((await successMessage(api.get(`/api/top-up/details?slug=${topUp.slug}`))).reviewStatic.hasAlreadyOrdered).toBe(false);
   });
@@ -206,7 +210,7 @@ describe('isolation', () => {
     expect(scheduled).toEqual([1]);
 
     const topUp = await createTopUp(app.services.db, { orderFields: FORM, services: [{ price: '1.00' }] });
-    const refused = await buyTopUp(s.test, topUp.id, topUp.services[0]!.id, '5120000');
+    const refused = await buyTopUp(s.testStore, topUp.id, topUp.services[0]!.id, '5120000');
     await waitFor('the refund', async () => (await statusOf(refused)) === 2);
     const [row2] = await app.services.sql<{ id: number }[]>`select id::float8 as id from orders where utr = ${refused}`;
     expect(await advanceTestOrder({ ...deps, scheduleStep: down }, row2!.id, 0)).toBe('noop');
@@ -231,13 +235,13 @@ describe('isolation', () => {
       .split('\n')
       .filter((line) => /^orders_placed_total\{kind="card",mode="live"\}/.test(line));
     // A live order first, so the live series exist and a test order moving them would show.
-    const liveUtr = await buyCard(s.live, serviceId, 1);
+    const liveUtr = await buyCard(s.liveStore, serviceId, 1);
     await waitFor('the live order', async () => (await statusOf(liveUtr)) === 1);
     const before = await liveBefore();
     const liveMetric = await metric();
     await successMessage(admin('POST', `/accounts/${s.id}/test-balance`, { amount: '1000.00' }));
     for (let batch = 0; batch < 50; batch++) {
-      await Promise.all(Array.from({ length: 20 }, () => buyCard(s.test, serviceId, 1)));
+      await Promise.all(Array.from({ length: 20 }, () => buyCard(s.testStore, serviceId, 1)));
     }
     await waitFor('1,000 test orders completed', async () => {
       const [row] = await app.services.sql<{ n: number }[]>`select count(*)::int as n from orders where account_id = ${s.id} and not livemode and status = 1`;

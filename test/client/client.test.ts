@@ -7,6 +7,8 @@ import { createServer as createHttpServer, type IncomingHttpHeaders } from 'node
 import { createConnection, createServer, type AddressInfo, type Socket } from 'node:net';
 import { createStoreClient, isStoreError, StoreError, utrOfTopUpOrder, verifyWebhook, WebhookVerificationError, type StoreErrorKind, type WebhookEvent } from '@topup-store/client';
 import { Webhook } from 'standardwebhooks';
+import { kindOf } from '../../clients/typescript/src/errors.js';
+import { addressNotAllowed, ERRORS, type ErrorCode } from '../../src/core/errors.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminOf, createTestAccount, successMessage } from '../helpers/api.js';
 import { createCardService, createTopUpService } from '../helpers/fixtures.js';
@@ -31,9 +33,15 @@ function recordingFetch(through: typeof fetch = fetch) {
   return { fetch: recording as typeof fetch, calls };
 }
 
-async function storeFor(balance = '100.00', options: { fetch?: typeof fetch; baseUrl?: string } = {}) {
+async function storeFor(balance = '100.00', options: { fetch?: typeof fetch; baseUrl?: string; baseDelayMs?: number } = {}) {
   const keys = await createTestAccount(app, balance);
-  const store = createStoreClient({ baseUrl: options.baseUrl ?? app.baseUrl, publicKey: keys.publicKey, secretKey: keys.secretKey, retry: { baseDelayMs: 20 }, ...(options.fetch ? { fetch: options.fetch } : {}) });
+  const store = createStoreClient({
+    baseUrl: options.baseUrl ?? app.baseUrl,
+    publicKey: keys.publicKey,
+    secretKey: keys.secretKey,
+    retry: { baseDelayMs: options.baseDelayMs ?? 20 },
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  });
   return { keys, store };
 }
 
@@ -210,11 +218,12 @@ describe('orders sent again', () => {
     expect(await debitsOf(keys.id)).toEqual([{ amount: '-2.00' }]);
   });
 
-  it('a write without a key of its own is not sent again: the lost answer is a network error', async () => {
+  it('a write other than an order is not sent again: the lost answer is a network error', async () => {
     const relay = await answerLosingRelay('/api/webhooks');
     try {
       const { store, keys } = await storeFor('10.00', { baseUrl: relay.baseUrl });
-      const error = await failureOf(store.POST('/api/webhooks', { body: { url: 'http://127.0.0.1:9/hooks' } }));
+      // Not even with a key: only the two order endpoints honour one.
+      const error = await failureOf(store.POST('/api/webhooks', { body: { url: 'http://127.0.0.1:9/hooks' }, headers: { 'Idempotency-Key': 'hooks-1' } }));
       expect(error.kind).toBe('network');
       expect(error.status).toBe(0);
       const endpoints = await app.services.sql`select id from webhook_endpoints where account_id = ${keys.id}`;
@@ -233,6 +242,72 @@ describe('orders sent again', () => {
     const error = await failureOf(store.POST('/api/card/make-order', { params: { header }, body: { service_ids: [service.serviceId], quantities: [2] } }));
     expect(error.kind).toBe('idempotency_conflict');
     expect(await ordersOf(keys.id)).toHaveLength(1);
+  });
+});
+
+/** A fetch that answers the first `times` calls to `path` itself with `answer()` (the store never sees them). */
+function answeringFirst(path: string, times: number, answer: () => Response) {
+  let answered = 0;
+  return (async (request: Request) => {
+    if (new URL(request.url).pathname === path && answered < times) {
+      answered += 1;
+      return answer();
+    }
+    return fetch(request);
+  }) as typeof fetch;
+}
+
+describe('retries and their limits', () => {
+  it('a lost order given up on carries its key: sent again with it, the store answers the first order, placed once', async () => {
+    const relay = await answerLosingRelay('/api/card/make-order');
+    try {
+      const service = await createCardService(app.services.db, '3.00');
+      await stockCodes(app, service.serviceId, 1);
+      const keys = await createTestAccount(app, '10.00');
+      const body = { service_ids: [service.serviceId], quantities: [1] };
+      const noRetries = createStoreClient({ baseUrl: relay.baseUrl, publicKey: keys.publicKey, secretKey: keys.secretKey, retry: { retries: 0 } });
+      const lost = await failureOf(noRetries.POST('/api/card/make-order', { body }));
+      expect(lost.kind).toBe('network');
+      expect(lost.idempotencyKey).toMatch(/^[0-9a-f-]{36}$/);
+      const { data } = await noRetries.POST('/api/card/make-order', { params: { header: { 'Idempotency-Key': lost.idempotencyKey! } }, body });
+      expect((await ordersOf(keys.id)).map((order) => order.utr)).toEqual([data.message.utr]);
+      expect(await debitsOf(keys.id)).toEqual([{ amount: '-3.00' }]);
+    } finally {
+      await relay.close();
+    }
+  });
+
+  it('reads are retried after a 502, and a 429 after the Retry-After it names', async () => {
+    const badGateway = answeringFirst('/api/get-category', 2, () => new Response('<html>bad gateway</html>', { status: 502 }));
+    const { store } = await storeFor('1.00', { fetch: badGateway });
+    expect((await store.GET('/api/get-category')).data.status).toBe('success');
+
+    const limited = answeringFirst('/api/get-campaign', 1, () => Response.json({ status: 'failed', errors: 'Too many attempts.' }, { status: 429, headers: { 'Retry-After': '1' } }));
+    const { store: patient } = await storeFor('1.00', { fetch: limited });
+    const started = Date.now();
+    await patient.GET('/api/get-campaign');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+  });
+
+  it('a Retry-After longer than the client waits, an order still in progress past every retry, and an abort end the call', async () => {
+    const longWait = answeringFirst('/api/get-category', 1, () => Response.json({ status: 'failed', errors: 'Too many attempts.' }, { status: 429, headers: { 'Retry-After': '120' } }));
+    const { store } = await storeFor('1.00', { fetch: longWait });
+    expect(await failureOf(store.GET('/api/get-category'))).toMatchObject({ kind: 'rate_limited', status: 429 });
+
+    const inProgress = () => Response.json({ status: 'failed', errors: 'A request with this Idempotency-Key is still being processed.' }, { status: 409 });
+    const { store: busy, keys } = await storeFor('10.00', { fetch: answeringFirst('/api/card/make-order', 100, inProgress) });
+    const service = await createCardService(app.services.db, '1.00');
+    const stillRunning = await failureOf(busy.POST('/api/card/make-order', { body: { service_ids: [service.serviceId], quantities: [1] } }));
+    expect(stillRunning).toMatchObject({ kind: 'idempotency_in_progress', status: 409 });
+    expect(stillRunning.idempotencyKey).toMatch(/^[0-9a-f-]{36}$/);
+    expect(await ordersOf(keys.id)).toEqual([]);
+
+    const unavailable = answeringFirst('/api/get-category', 100, () => Response.json({ status: 'failed', errors: 'Down.' }, { status: 503 }));
+    // Back-off waits of a second or more: the abort comes during the first.
+    const { store: waiting } = await storeFor('1.00', { fetch: unavailable, baseDelayMs: 2_000 });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new Error('the shopper left')), 100);
+    await expect(waiting.GET('/api/get-category', { signal: controller.signal })).rejects.toThrow('the shopper left');
   });
 });
 
@@ -261,6 +336,31 @@ describe('failures as one typed error', () => {
     const wrongPair = createStoreClient({ baseUrl: app.baseUrl, publicKey: 'pk_nobody', secretKey: 'sk_nothing' });
     const exchange = await failureOf(wrongPair.GET('/api/get-category'));
     expect(exchange).toMatchObject({ kind: 'unauthenticated', status: 401, path: '/api/generate/authorization-token', messages: ['Invalid public key or secret key.'] });
+  });
+});
+
+describe('the kinds', () => {
+  it("name every failure of the store's error catalogue, as the store words it", () => {
+    // The catalogue's own wording, but where the store says more than it: the price guard names both figures.
+    const worded: Partial<Record<ErrorCode, string>> = { above_max_price: 'The order costs 12.50 USD, above max_price 12.00.' };
+    const kinds = Object.fromEntries(
+      Object.entries(ERRORS).map(([code, { status, message }]) => [code, kindOf(status, [worded[code as ErrorCode] ?? message], false)]),
+    );
+    expect(kinds).toEqual({
+      ...Object.fromEntries(Object.entries(ERRORS).filter(([, { status }]) => status === 409).map(([code]) => [code, 'conflict'])),
+      bad_request: 'bad_request', payload_too_large: 'bad_request', headers_too_large: 'bad_request', request_timeout: 'bad_request',
+      unsupported_media_type: 'bad_request', unsupported_media_type_json: 'bad_request', unsupported_media_type_codes: 'bad_request',
+      method_not_allowed: 'bad_request',
+      unauthenticated: 'unauthenticated', invalid_credentials: 'unauthenticated', forbidden: 'unauthenticated',
+      metrics_forbidden: 'unauthenticated', bad_signature: 'unauthenticated',
+      read_only_key: 'read_only_key', address_not_allowed: 'address_not_allowed',
+      not_found: 'not_found', route_not_found: 'not_found', validation: 'validation',
+      insufficient_balance: 'insufficient_balance', above_max_price: 'above_max_price',
+      idempotency_conflict: 'idempotency_conflict', idempotency_in_progress: 'idempotency_in_progress',
+      rate_limited: 'rate_limited', client_closed: 'server', internal: 'server', unavailable: 'unavailable', admin_disabled: 'unavailable',
+    });
+    expect(kindOf(403, [addressNotAllowed('192.0.2.1').message], false)).toBe('address_not_allowed');
+    expect(kindOf(409, [ERRORS.insufficient_balance.message], true)).toBe('insufficient_test_balance');
   });
 });
 

@@ -16,6 +16,7 @@ export type StoreErrorKind =
   | 'insufficient_test_balance' // 409: the test balance of a test key is short (C25: an operator sets it)
   | 'above_max_price' // 409: the order costs more than its max_price (C24)
   | 'idempotency_conflict' // 409: the Idempotency-Key was used with another body
+  | 'idempotency_in_progress' // 409: the first request with this key was still running after every retry: it may yet place the order
   | 'conflict' // 409, any other business rule (already reviewed, not purchasable, …)
   | 'validation' // 422: `messages` holds one message per failing field
   | 'rate_limited' // 429
@@ -31,6 +32,8 @@ export type StoreErrorDetails = {
   path: string;
   /** The envelope as it came (undefined without an answer or when the answer was not JSON). */
   body?: unknown;
+  /** The order's Idempotency-Key: send the order again with it to learn whether it was placed, never a second one. */
+  idempotencyKey?: string | undefined;
   cause?: unknown;
 };
 
@@ -46,6 +49,12 @@ export class StoreError extends Error {
   readonly method: string;
   readonly path: string;
   readonly body: unknown;
+  /**
+   * On an order (either make-order), the Idempotency-Key it was sent with. After a `network`, `unavailable`, `server`
+   * or `idempotency_in_progress` error the order may have been placed: send it again with this key (the same body) and
+   * the store answers the first order's utr, or places it once.
+   */
+  readonly idempotencyKey: string | undefined;
 
   constructor(details: StoreErrorDetails) {
     super(`${details.method} ${details.path}: ${details.messages.join(' ') || `HTTP ${details.status}`}`, { cause: details.cause });
@@ -56,6 +65,7 @@ export class StoreError extends Error {
     this.method = details.method;
     this.path = details.path;
     this.body = details.body;
+    this.idempotencyKey = details.idempotencyKey;
   }
 }
 
@@ -101,6 +111,7 @@ export function kindOf(status: number, messages: string[], testMode: boolean): S
       if (/^Insufficient balance/.test(message)) return testMode ? 'insufficient_test_balance' : 'insufficient_balance';
       if (/above max_price/.test(message)) return 'above_max_price';
       if (/Idempotency-Key was used with a different request/.test(message)) return 'idempotency_conflict';
+      if (/Idempotency-Key is still being processed/.test(message)) return 'idempotency_in_progress';
       return 'conflict';
     case 422:
       return 'validation';
@@ -114,7 +125,11 @@ export function kindOf(status: number, messages: string[], testMode: boolean): S
 }
 
 /** The StoreError of an answer that is not a 2xx (its body read here). */
-export async function errorOfResponse(response: Response, request: { method: string; path: string }, testMode: boolean): Promise<StoreError> {
+export async function errorOfResponse(
+  response: Response,
+  request: { method: string; path: string; idempotencyKey?: string | undefined },
+  testMode: boolean,
+): Promise<StoreError> {
   const text = await response.text().catch(() => '');
   let body: unknown = text;
   try {

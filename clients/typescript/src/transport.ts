@@ -30,7 +30,7 @@ const TOKEN_PATH = '/api/generate/authorization-token';
 const ORDER_PATHS = new Set(['/api/card/make-order', '/api/top-up/make-order']);
 const IN_PROGRESS = /Idempotency-Key is still being processed/;
 
-type Token = { value: string; expiresAt: number; renewAt: number };
+type Token = { value: string; renewAt: number };
 
 /** The bearer token of the key pair: exchanged when first needed, renewed before it expires or once the store refuses it. */
 class TokenKeeper {
@@ -38,7 +38,7 @@ class TokenKeeper {
   private pending: Promise<Token> | undefined;
 
   constructor(
-    private readonly exchange: () => Promise<{ bearer_token: string; expires_at: string }>,
+    private readonly exchange: () => Promise<{ bearer_token: string; expires_at: string; serverTime: number }>,
     private readonly renewBeforeMs: number | undefined,
   ) {}
 
@@ -55,12 +55,13 @@ class TokenKeeper {
   /** One exchange at a time, whatever the number of calls waiting on it. */
   private renew(): Promise<Token> {
     this.pending ??= this.exchange()
-      .then(({ bearer_token, expires_at }) => {
-        const now = Date.now();
-        const expiresAt = Date.parse(expires_at);
-        const lifetime = Math.max(0, expiresAt - now);
+      .then(({ bearer_token, expires_at, serverTime }) => {
+        // The lifetime by the store's own clock (its Date header), so a client clock that is off does not matter. An
+        // expiry that cannot be read: the token is used until the store refuses it (then renewed once, below).
+        const lifetime = Date.parse(expires_at) - serverTime;
         const margin = this.renewBeforeMs ?? Math.min(60_000, lifetime / 10);
-        this.token = { value: bearer_token, expiresAt, renewAt: expiresAt - margin };
+        const renewAt = Number.isFinite(lifetime) ? Date.now() + lifetime - margin : Number.POSITIVE_INFINITY;
+        this.token = { value: bearer_token, renewAt };
         return this.token;
       })
       .finally(() => (this.pending = undefined));
@@ -68,21 +69,40 @@ class TokenKeeper {
   }
 }
 
-const sleep = (ms: number, signal: AbortSignal | null) =>
+/** Waits `ms`, or rejects with the signal's reason once it is aborted. */
+const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => (clearTimeout(timer), reject(signal.reason)), { once: true });
+    if (signal.aborted) return reject(signal.reason);
+    const aborted = () => (clearTimeout(timer), reject(signal.reason));
+    const timer = setTimeout(() => (signal.removeEventListener('abort', aborted), resolve()), ms);
+    signal.addEventListener('abort', aborted, { once: true });
   });
+
+/** A v4 UUID, also where `crypto.randomUUID` is missing (a browser page served over plain http). */
+function newIdempotencyKey(): string {
+  if (typeof crypto.randomUUID === 'function') return crypto.randomUUID();
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  bytes[6] = (bytes[6]! & 0x0f) | 0x40;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  const hex = Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** Retry-After in ms (delta-seconds or an HTTP date), or undefined when absent or unreadable. */
+function retryAfterMs(value: string | null): number | undefined {
+  if (!value) return undefined;
+  const ms = /^\d+$/.test(value.trim()) ? Number(value) * 1000 : Date.parse(value) - Date.now();
+  return Number.isFinite(ms) ? Math.max(0, ms) : undefined;
+}
 
 export function createTransport(options: TransportOptions) {
   const send = options.fetch ?? globalThis.fetch;
   const base = new URL(options.baseUrl.endsWith('/') ? options.baseUrl : `${options.baseUrl}/`);
   const testMode = options.publicKey?.startsWith('pk_test_') ?? false;
   const { retries = 4, baseDelayMs = 250, maxDelayMs = 4000 } = options.retry ?? {};
-  const backOff = (attempt: number, retryAfter: string | null) => {
-    const told = Number(retryAfter);
-    if (retryAfter && Number.isFinite(told)) return Math.min(told * 1000, maxDelayMs);
+  /** The wait before the next attempt: doubling from baseDelayMs, with jitter, or what the store's Retry-After asks. */
+  const backOff = (attempt: number, told?: number) => {
+    if (told !== undefined) return told;
     const ceiling = Math.min(maxDelayMs, baseDelayMs * 2 ** attempt);
     return ceiling / 2 + Math.random() * (ceiling / 2);
   };
@@ -98,25 +118,31 @@ export function createTransport(options: TransportOptions) {
       headers: { PublicKey: options.publicKey, SecretKey: options.secretKey, Accept: 'application/json' },
     });
     const response = await attempt(request);
-    return (await response.json()) as { bearer_token: string; expires_at: string };
+    const token = (await response.json()) as { bearer_token: string; expires_at: string };
+    return { ...token, serverTime: Date.parse(response.headers.get('Date') ?? '') || Date.now() };
   };
   const tokens = new TokenKeeper(exchange, options.renewBeforeMs);
 
   /**
    * Sends one call until it has an answer to give: retried on a lost connection, a 502–504, a 429 or an order still
    * in progress under its key, but only when sending it again cannot act twice (a read, the token exchange, an order
-   * under its Idempotency-Key); sent once more with a new token after a 401.
+   * under its Idempotency-Key); sent once more with a new token after a 401 (the store refuses before acting). A call
+   * aborted by its signal rejects with the signal's reason.
    */
   async function attempt(request: Request): Promise<Response> {
     const path = pathOf(request.url);
     const method = request.method;
+    const signal = request.signal;
     const headers = new Headers(request.headers);
-    if (method === 'POST' && ORDER_PATHS.has(path) && !headers.has('Idempotency-Key')) headers.set('Idempotency-Key', crypto.randomUUID());
-    const safeToRepeat = method === 'GET' || path === TOKEN_PATH || headers.has('Idempotency-Key');
+    const isOrder = method === 'POST' && ORDER_PATHS.has(path);
+    if (isOrder && !headers.has('Idempotency-Key')) headers.set('Idempotency-Key', newIdempotencyKey());
+    const idempotencyKey = isOrder ? headers.get('Idempotency-Key')! : undefined;
+    // Only the order endpoints honour an Idempotency-Key: any other write is sent once, whatever its headers.
+    const safeToRepeat = method === 'GET' || path === TOKEN_PATH || isOrder;
     const usesToken = path.startsWith('/api/') && path !== TOKEN_PATH && !headers.has('Authorization');
     if (path.startsWith('/license-api/') && options.apiKey && !headers.has('X-API-Key')) headers.set('X-API-Key', options.apiKey);
-    // Read once: every attempt sends the same bytes.
-    const body = request.body ? await request.arrayBuffer() : undefined;
+    // Read once: every attempt sends the same bytes (a form keeps its boundary, which the Content-Type names).
+    const body = request.body ? await request.arrayBuffer() : null;
     let renewed = false;
 
     for (let tries = 0; ; tries++) {
@@ -124,14 +150,16 @@ export function createTransport(options: TransportOptions) {
       if (token) headers.set('Authorization', `Bearer ${token}`);
       let response: Response;
       try {
-        response = await send(new Request(request.url, { method, headers, body: body ?? null, signal: request.signal }));
+        // From the caller's request, so its options (signal, cache, redirect, credentials, keepalive) carry over.
+        response = await send(new Request(request, { headers, body }));
       } catch (cause) {
-        if (safeToRepeat && tries < retries && !request.signal.aborted) {
-          await sleep(backOff(tries, null), request.signal);
+        if (signal.aborted) throw signal.reason;
+        if (safeToRepeat && tries < retries) {
+          await sleep(backOff(tries), signal);
           continue;
         }
         const reason = cause instanceof Error ? (cause.cause instanceof Error ? cause.cause.message : cause.message) : String(cause);
-        throw new StoreError({ kind: 'network', status: 0, messages: [`No answer from the store: ${reason}`], method, path, cause });
+        throw new StoreError({ kind: 'network', status: 0, messages: [`No answer from the store: ${reason}`], method, path, idempotencyKey, cause });
       }
       if (response.ok) return response;
       if (response.status === 401 && token && !renewed) {
@@ -142,12 +170,14 @@ export function createTransport(options: TransportOptions) {
         continue;
       }
       const retryable = [429, 502, 503, 504].includes(response.status) || (response.status === 409 && IN_PROGRESS.test(await peek(response)));
-      if (safeToRepeat && retryable && tries < retries) {
+      const told = retryAfterMs(response.headers.get('Retry-After'));
+      // A wait longer than the client would make is the caller's to decide on: the error says so.
+      if (safeToRepeat && retryable && tries < retries && (told === undefined || told <= maxDelayMs)) {
         await response.body?.cancel().catch(() => undefined);
-        await sleep(backOff(tries, response.headers.get('Retry-After')), request.signal);
+        await sleep(backOff(tries, told), signal);
         continue;
       }
-      throw await errorOfResponse(response, { method, path }, testMode);
+      throw await errorOfResponse(response, { method, path, idempotencyKey }, testMode);
     }
   }
 

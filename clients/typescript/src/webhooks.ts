@@ -20,11 +20,21 @@ export type WebhookHeaders = Headers | Record<string, string | string[] | undefi
 const TOLERANCE_SECONDS = 5 * 60;
 const encoder = new TextEncoder();
 
+const isFetchHeaders = (headers: WebhookHeaders): headers is Headers => typeof (headers as Headers).get === 'function';
+
 function header(headers: WebhookHeaders, name: string): string {
-  const value = headers instanceof Headers ? headers.get(name) : (headers[name] ?? Object.entries(headers).find(([key]) => key.toLowerCase() === name)?.[1]);
+  const value = isFetchHeaders(headers) ? headers.get(name) : (headers[name] ?? Object.entries(headers).find(([key]) => key.toLowerCase() === name)?.[1]);
   const single = Array.isArray(value) ? value[0] : value;
   if (!single) throw new WebhookVerificationError(`The ${name} header is missing.`);
   return single;
+}
+
+function parsed(bytes: Uint8Array): WebhookEvent {
+  try {
+    return JSON.parse(new TextDecoder().decode(bytes)) as WebhookEvent;
+  } catch {
+    throw new WebhookVerificationError('The body is not JSON.');
+  }
 }
 
 const fromBase64 = (text: string) => Uint8Array.from(atob(text), (char) => char.charCodeAt(0));
@@ -53,19 +63,23 @@ export async function verifyWebhook(
   } catch {
     throw new WebhookVerificationError('The secret is not a whsec_ secret.');
   }
-  const text = typeof body === 'string' ? body : new TextDecoder().decode(body);
-  const signed = encoder.encode(`${id}.${timestamp}.${text}`);
+  // The bytes as they came: what the store signed.
+  const bytes = typeof body === 'string' ? encoder.encode(body) : body;
+  const prefix = encoder.encode(`${id}.${timestamp}.`);
+  const signed = new Uint8Array(prefix.length + bytes.length);
+  signed.set(prefix);
+  signed.set(bytes, prefix.length);
   for (const candidate of signatures.split(' ')) {
     const [version, signature] = candidate.split(',');
     if (version !== 'v1' || !signature) continue;
-    let bytes: Uint8Array<ArrayBuffer>;
+    let mac: Uint8Array<ArrayBuffer>;
     try {
-      bytes = fromBase64(signature);
+      mac = fromBase64(signature);
     } catch {
       continue;
     }
     // crypto.subtle.verify compares in constant time.
-    if (await crypto.subtle.verify('HMAC', key, bytes, signed)) return JSON.parse(text) as WebhookEvent;
+    if (await crypto.subtle.verify('HMAC', key, mac, signed)) return parsed(bytes);
   }
   throw new WebhookVerificationError('No signature matches.');
 }

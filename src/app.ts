@@ -8,7 +8,7 @@ import { asAppError } from './http/failures.js';
 import { requestLog } from './http/request-log.js';
 import { requestIdentity } from './http/request-id.js';
 import { cachedReadLane } from './http/cached-lane.js';
-import { endpoint, json } from './http/contract.js';
+import { endpoint, json, withRequiredBodies } from './http/contract.js';
 import { ASSETS_PATH, baseUrl } from './http/urls.js';
 import { protectiveHeaders } from './http/headers.js';
 import { assetFiles } from './http/assets.js';
@@ -194,16 +194,21 @@ export function createApp(services: Services) {
   app.openAPIRegistry.registerComponent('securitySchemes', 'metricsToken', { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN' });
   app.openAPIRegistry.registerComponent('securitySchemes', 'adminToken', { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' });
   documentWebhookEvents(app);
-  app.doc31('/openapi.json', (c) => ({
-    openapi: '3.1.0',
-    info: {
-      title: 'Top-up and gift-card store API',
-      version: '1.0.0',
-      description: 'Interface A (/api/), Interface B (/license-api/), the admin API (/admin/) and operations.',
-      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
-    },
-    servers: [{ url: baseUrl(c), description: 'This server' }],
-  }));
+  // OpenAPI 3.1's SPDX identifier, which the library's type of the license object lacks.
+  const proprietary = { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' };
+  app.get('/openapi.json', (c) => {
+    const document = app.getOpenAPI31Document({
+      openapi: '3.1.0',
+      info: {
+        title: 'Top-up and gift-card store API',
+        version: '1.0.0',
+        description: 'Interface A (/api/), Interface B (/license-api/), the admin API (/admin/) and operations.',
+        license: proprietary,
+      },
+      servers: [{ url: baseUrl(c), description: 'This server' }],
+    });
+    return c.json(withRequiredBodies(document, app));
+  });
   app.route('/docs', docsRoutes());
   app.get(`${ASSETS_PATH}/*`, assetFiles);
 

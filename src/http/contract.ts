@@ -94,6 +94,27 @@ export const formOrJson = <T extends z.ZodType>(schema: T) => {
   };
 };
 
+type DocumentedBody = { required?: boolean };
+type Document = { paths?: Record<string, Record<string, { requestBody?: DocumentedBody } | undefined> | undefined> };
+
+/**
+ * The OpenAPI document with each request body marked `required` when an empty one (read as `{}`, see readableBody) is
+ * refused, so a client generated from it must send one. Declared on the route instead, @hono/zod-openapi would run the
+ * validator of every content type the route takes on every request, whatever it was sent in.
+ */
+export function withRequiredBodies<D extends object>(document: D, app: OpenAPIHono<AppEnv>): D {
+  const paths = (document as Document).paths ?? {};
+  for (const definition of app.openAPIRegistry.definitions) {
+    if (definition.type !== 'route') continue;
+    const { path, method, request } = definition.route;
+    const media = request?.body?.content['application/json'];
+    const schema = media && 'schema' in media ? media.schema : undefined;
+    const body = paths[path]?.[method]?.requestBody;
+    if (body && schema instanceof z.ZodType && !schema.safeParse({}).success) body.required = true;
+  }
+  return document;
+}
+
 /** A JSON request body (the admin API). */
 export const jsonOnly = <T extends z.ZodType>(schema: T) => ({ content: { 'application/json': { schema } } });
 

@@ -40,6 +40,9 @@ describe('operational endpoints (C16)', () => {
     const cardOrder = doc.paths['/api/card/make-order'].post;
     expect(cardOrder.parameters.map((p: { name: string }) => p.name)).toContain('Idempotency-Key');
     expect(JSON.stringify(cardOrder.requestBody)).toContain('serviceIds');
+    // A body whose empty form is refused is required (so generated clients must send one); one of optional fields is not.
+    expect(cardOrder.requestBody.required).toBe(true);
+    expect(doc.paths['/admin/accounts/{id}/keys'].post.requestBody.required).toBeUndefined();
     expect(Object.keys(doc.paths['/admin/card-services/{id}/codes'].post.requestBody.content)).toContain('text/plain');
     expect(doc.paths['/admin/accounts/{id}/balance'].post.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)).toEqual(['path:id']);
     // C17's events, as the store POSTs them to an endpoint, with the signature that secures them.

@@ -100,19 +100,19 @@ describe('A6 top-up/make-order', () => {
   });
 
   it('sells a campaign top-up service at the campaign price and counts the unit', async () => {
-    const { api } = await buyer(app);
+    const { store } = await buyer(app);
     const topUp = await createTopUp(app.services.db, { services: [{ price: '10.00' }] });
     const campaign = await createCampaign(app.services.db, {
       topUpServices: [{ serviceId: topUp.services[0]!.id, price: '8.00', discount: '1.00', maxSell: 5 }],
     });
-    await expectJson(await api.postJson('/api/top-up/make-order', { topUpId: topUp.id, serviceId: topUp.services[0]!.id }), 200);
+    await store.POST('/api/top-up/make-order', { body: { topUpId: topUp.id, serviceId: topUp.services[0]!.id } });
     const [line] = await app.services.sql`select * from order_lines where top_up_service_id = ${topUp.services[0]!.id}`;
     expect(line).toMatchObject({ campaign_units: 1, campaign_unit_price: '7.00', campaign_id: campaign.id, line_total: '7.00', base_price: '10.00', unit_price: '10.00' });
     const [service] = await app.services.sql`select offered_sell from top_up_services where id = ${topUp.services[0]!.id}`;
     expect(service!.offered_sell).toBe(1);
   });
   it('sells at the regular price once the campaign is over, even before the service is restored', async () => {
-    const { api } = await buyer(app);
+    const { store } = await buyer(app);
     const topUp = await createTopUp(app.services.db, { services: [{ price: '10.00' }] });
     const ended = new Date(Date.now() - 2 * 86_400_000).toISOString().slice(0, 10);
     await createCampaign(app.services.db, {
@@ -120,7 +120,7 @@ describe('A6 top-up/make-order', () => {
       end: ended,
       topUpServices: [{ serviceId: topUp.services[0]!.id, price: '5.00', maxSell: 5 }],
     });
-    await expectJson(await api.postJson('/api/top-up/make-order', { topUpId: topUp.id, serviceId: topUp.services[0]!.id }), 200);
+    await store.POST('/api/top-up/make-order', { body: { topUpId: topUp.id, serviceId: topUp.services[0]!.id } });
     const [line] = await app.services.sql`select campaign_units, campaign_id, line_total from order_lines where top_up_service_id = ${topUp.services[0]!.id}`;
     expect(line).toEqual({ campaign_units: 0, campaign_id: null, line_total: '10.00' });
     const [service] = await app.services.sql`select offered_sell, is_offered from top_up_services where id = ${topUp.services[0]!.id}`;
@@ -173,24 +173,25 @@ describe('A12 card/make-order', () => {
   });
 
   it('merges repeated service ids into one line', async () => {
-    const { api } = await buyer(app);
+    const { store } = await buyer(app);
     const card = await createCard(app.services.db);
     const id = card.services[0]!.id;
-    const body = await expectJson(await api.postJson('/api/card/make-order', { service_ids: [id, id], quantities: [1, 2] }), 200);
-    const lines = await app.services.sql`select l.quantity, l.line_total from order_lines l join orders o on o.id = l.order_id where o.utr = ${body.message.utr}`;
+    const { data } = await store.POST('/api/card/make-order', { body: { service_ids: [id, id], quantities: [1, 2] } });
+    const lines = await app.services.sql`select l.quantity, l.line_total from order_lines l join orders o on o.id = l.order_id where o.utr = ${data.message.utr}`;
     expect(lines).toEqual([{ quantity: 3, line_total: '30.00' }]);
   });
 
   it('sells campaign units up to max_sell and the rest at the regular old_data price', async () => {
-    const { keys, api } = await buyer(app);
+    const { keys, store } = await buyer(app);
     const card = await createCard(app.services.db, { services: [{ price: '10.00', discount: '10', discountType: 'percentage' }] });
     const service = card.services[0]!;
     const campaign = await createCampaign(app.services.db, {
       cardServices: [{ serviceId: service.id, price: '6.00', discount: '1.00', maxSell: 3 }],
     });
-    const first = await expectJson(await api.postJson('/api/card/make-order', { service_ids: [service.id], quantities: [2] }), 200);
-    const second = await expectJson(await api.postJson('/api/card/make-order', { service_ids: [service.id], quantities: [4] }), 200);
-    const third = await expectJson(await api.postJson('/api/card/make-order', { service_ids: [service.id], quantities: [1] }), 200);
+    const order = async (quantity: number) => (await store.POST('/api/card/make-order', { body: { service_ids: [service.id], quantities: [quantity] } })).data;
+    const first = await order(2);
+    const second = await order(4);
+    const third = await order(1);
     const rows = await app.services.sql`
       select o.utr, o.total, l.campaign_units, l.campaign_unit_price, l.campaign_id, l.unit_price, l.line_total
       from orders o join order_lines l on l.order_id = o.id where o.account_id = ${keys.id} order by o.id`;

@@ -37,6 +37,7 @@ const ONLINE_INDEXES = [
   { name: 'auth_tokens_ended_idx', definition: 'on "auth_tokens" using btree (least("expires_at", "revoked_at"))' },
   { name: 'webhook_events_created_idx', definition: 'on "webhook_events" using btree ("created_at", "id")' },
   { name: 'order_lines_waiting_idx', definition: 'on "order_lines" using btree ("card_service_id", "order_id") where "codes_owed" > 0 and "waiting"' },
+  { name: 'card_codes_taken_idx', definition: 'on "card_codes" using btree ("card_service_id", "id") where "order_line_id" is not null' },
 ];
 
 /**

@@ -14,9 +14,10 @@ describe('processes starting together on a new database', () => {
         try {
           const indexes = await sql<{ name: string; valid: boolean }[]>`
             select c.relname as name, i.indisvalid as valid from pg_class c join pg_index i on i.indexrelid = c.oid
-            where c.relname in ('auth_tokens_ended_idx', 'webhook_events_created_idx', 'order_lines_waiting_idx') order by c.relname`;
+            where c.relname in ('auth_tokens_ended_idx', 'webhook_events_created_idx', 'order_lines_waiting_idx', 'card_codes_taken_idx') order by c.relname`;
           expect(indexes).toEqual([
             { name: 'auth_tokens_ended_idx', valid: true },
+            { name: 'card_codes_taken_idx', valid: true },
             { name: 'order_lines_waiting_idx', valid: true },
             { name: 'webhook_events_created_idx', valid: true },
           ]);

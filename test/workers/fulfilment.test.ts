@@ -91,6 +91,38 @@ describe('card fulfilment worker', () => {
     expect(await sellCount(app.services.db, card.id)).toBe(3);
   });
 
+  it('deals a free code an assignment beside it skipped and then gave back, once the codes after it run short', async () => {
+    const card = await createCard(app.services.db);
+    const service = card.services[0]!;
+    await stockCodes(app, service.id, 4);
+    const ids = (await app.services.sql<{ id: string }[]>`select id from card_codes where card_service_id = ${service.id} order by id`).map((row) => row.id);
+    const takenBy = async (utr: string) =>
+      (await app.services.sql<{ id: string }[]>`
+        select c.id from card_codes c join order_lines l on l.id = c.order_line_id join orders o on o.id = l.order_id
+        where o.utr = ${utr} order by c.id`).map((row) => row.id);
+    // A transaction beside the next order holds the second code, as an assignment dealing it would, then rolls back.
+    const beside = await app.services.sql.reserve();
+    try {
+      await beside`begin`;
+      await beside`select id from card_codes where id = ${ids[1]!} for no key update`;
+      const first = await placeCardOrder(buyer, [[service.id, 1]]);
+      await waitForStatus(app, first, 1);
+      const second = await placeCardOrder(buyer, [[service.id, 2]]);
+      await waitForStatus(app, second, 1);
+      expect([...(await takenBy(first)), ...(await takenBy(second))]).toEqual([ids[0], ids[2], ids[3]]);
+      await beside`rollback`;
+    } finally {
+      beside.release();
+    }
+    // The second code is now free behind the newest one taken: the next order gets it, and the one after waits.
+    const third = await placeCardOrder(buyer, [[service.id, 1]]);
+    await waitForStatus(app, third, 1);
+    expect(await takenBy(third)).toEqual([ids[1]]);
+    const fourth = await placeCardOrder(buyer, [[service.id, 1]]);
+    await waitForStatus(app, fourth, 3);
+    await expectLedgerConsistent(app.services.db, buyer.accountId);
+  });
+
   it('running a job twice changes nothing the second time', async () => {
     const card = await createCard(app.services.db);
     const service = card.services[0]!;

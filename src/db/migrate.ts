@@ -37,18 +37,21 @@ const ONLINE_INDEXES = [
   { name: 'auth_tokens_ended_idx', definition: 'on "auth_tokens" using btree (least("expires_at", "revoked_at"))' },
   { name: 'webhook_events_created_idx', definition: 'on "webhook_events" using btree ("created_at", "id")' },
   { name: 'order_lines_waiting_idx', definition: 'on "order_lines" using btree ("card_service_id", "order_id") where "codes_owed" > 0 and "waiting"' },
-  { name: 'card_codes_taken_idx', definition: 'on "card_codes" using btree ("card_service_id", "id") where "order_line_id" is not null' },
+  // Fulfilment's walk for free codes starts from it (a large card_codes read without it at every assignment): a process
+  // starting while another builds it waits for that build.
+  { name: 'card_codes_taken_idx', definition: 'on "card_codes" using btree ("card_service_id", "id") where "order_line_id" is not null and "livemode"', awaited: true },
 ];
 
 /**
  * Every process that starts builds what is missing, without a lock (a session lock would not hold through a
- * transaction pooler): a build or a drop another process has in progress is left to it, and a build that was cut off
+ * transaction pooler): a build or a drop another process has in progress is left to it (waited for, for an index
+ * marked `awaited`, which a query of the service must not run without), and a build that was cut off
  * (an invalid index nobody is working on) is dropped and started again. Two processes starting together may both try:
  * the one that loses (an existing name, PostgreSQL breaking the two builds' deadlock, or the catalog row the other
  * changed first) looks again.
  */
 async function buildOnlineIndexes(sql: postgres.Sql): Promise<void> {
-  for (const { name, definition } of ONLINE_INDEXES) {
+  for (const { name, definition, awaited = false } of ONLINE_INDEXES) {
     for (let attempt = 1; ; attempt++) {
       // The progress view shows a build once it has started; the statement of another session shows it (and a drop)
       // from its first moment, when the index is already in the catalog and still invalid.
@@ -60,7 +63,13 @@ async function buildOnlineIndexes(sql: postgres.Sql): Promise<void> {
                        and a.pid <> pg_backend_pid() and a.state = 'active' and a.query like ${`%index concurrently%"${name}"%`}) as busy
         from pg_class c join pg_index i on i.indexrelid = c.oid
         where c.relname = ${name} and c.relnamespace = current_schema()::regnamespace`;
-      if (index?.valid || index?.busy) break;
+      if (index?.valid) break;
+      if (index?.busy) {
+        if (!awaited) break;
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        attempt = 0; // waiting is no attempt
+        continue;
+      }
       try {
         if (index) await sql.unsafe(`drop index concurrently if exists "${name}"`);
         await sql.unsafe(`create index concurrently if not exists "${name}" ${definition}`);

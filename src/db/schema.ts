@@ -423,6 +423,8 @@ export const cardCodes = pgTable(
     codeDigest: bytea('code_digest').notNull(),
     orderLineId: bigint('order_line_id', { mode: 'number' }).references(() => orderLines.id),
     assignedAt: ts('assigned_at'),
+    /** C25: false for the generated codes of test orders, written already given out; never stock. */
+    livemode: boolean('livemode').notNull().default(true),
     createdAt: createdAt(),
   },
   (t) => [
@@ -431,11 +433,12 @@ export const cardCodes = pgTable(
     index('card_codes_available_idx')
       .on(t.cardServiceId, t.id)
       .where(sql`${t.orderLineId} is null`),
-    // The newest code a service has given out (its last entry), where the walk for free codes starts: the index above
-    // keeps an entry for every code taken until the table is vacuumed, which a walk from its start would step over.
+    // The newest stock code a service has given out (its last entry), where the walk for free codes starts: the index
+    // above keeps an entry for every code taken until the table is vacuumed, which a walk from its start would step
+    // over. Test orders' codes are left out: written later, already given out, they would put it past the free ones.
     index('card_codes_taken_idx')
       .on(t.cardServiceId, t.id)
-      .where(sql`${t.orderLineId} is not null`),
+      .where(sql`${t.orderLineId} is not null and ${t.livemode}`),
     index('card_codes_order_line_idx').on(t.orderLineId),
   ],
 );

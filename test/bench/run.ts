@@ -18,6 +18,7 @@ import { createAccounts, createKeys, dropDatabase, issueTokens, loadCatalog, loa
 import { startCountingReceiver } from './receiver.js';
 import { freePort, sleep, spawnTs, waitForHttp, workerProcessesOf, type Child, type SpawnOptions } from '../helpers/processes.js';
 import { startRedisCluster } from '../helpers/redis-topologies.js';
+import { compareFreeCodeReads } from './free-codes.js';
 import { loadVolume, timerPlans } from './plans.js';
 import { Report, TURN_READS } from './report.js';
 import type { Measured } from './load.js';
@@ -38,6 +39,7 @@ const ALLOWED_IPS = ['203.0.113.0/24', '2001:db8::/32', '198.51.100.7', '127.0.0
 const PREFIX = 'bench';
 const RESULTS = fileURLToPath(new URL('./results/latest.json', import.meta.url));
 const PLANS_RESULTS = fileURLToPath(new URL('./results/latest-plans.txt', import.meta.url));
+const FREE_CODES_RESULTS = fileURLToPath(new URL('./results/latest-free-codes.txt', import.meta.url));
 
 const size = process.argv.includes('--quick') ? SIZES.quick : SIZES.full;
 const databaseUrl = withDatabase(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/topup', 'topup_bench');
@@ -78,6 +80,7 @@ try {
 
 async function main(): Promise<void> {
   if (process.argv.includes('--plans')) return checkPlans();
+  if (process.argv.includes('--free-codes')) return freeCodeReads();
   const report = new Report();
   step(`${size === SIZES.quick ? 'quick' : 'full'} run: ${size.seconds} s per scenario, database ${new URL(databaseUrl).pathname.slice(1)}, prefix ${PREFIX}, load average ${loadavg()[0]!.toFixed(1)}`);
   await clearRedis();
@@ -104,6 +107,24 @@ async function main(): Promise<void> {
   process.stdout.write(`\n${report.table()}\n\n`);
   report.save(RESULTS);
   step(`written ${RESULTS}`);
+}
+
+/** `--free-codes`: a batch of free codes taken from the start of their index and from after the newest given out (free-codes.ts). */
+async function freeCodeReads(): Promise<void> {
+  await resetDatabase(databaseUrl);
+  const database = connectDatabase(databaseUrl, { max: 2 });
+  cleanups.push(() => database.close());
+  const catalog = await loadCatalog(database.db, { topUps: 1, cards: 1, servicesPerProduct: 2 });
+  const [account] = await createAccounts(database.db, 1, 'codes');
+  await loadOrderHistory(database.sql, config.codeEncryptionKey, account!.id, 1);
+  const [line] = await database.sql<{ id: string }[]>`select id from order_lines limit 1`;
+  const services = catalog.cardServices.map((service) => service.id) as [number, number];
+  step(`taking 120,000 codes of each of two services, 128 at a time, in turns`);
+  const lines = await compareFreeCodeReads(database.sql, services, Number(line!.id));
+  const text = [`Free codes taken 128 at a time, ${new Date().toISOString()}, load average ${loadavg()[0]!.toFixed(1)}`, '', ...lines].join('\n');
+  writeFileSync(FREE_CODES_RESULTS, `${text}\n`);
+  process.stdout.write(`\n${text}\n\n`);
+  step(`written ${FREE_CODES_RESULTS}`);
 }
 
 /**

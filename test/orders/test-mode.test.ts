@@ -92,6 +92,11 @@ describe('test card orders', () => {
     expect(codesOf(entry)).toEqual([expect.stringMatching(/^TEST-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}$/), expect.stringMatching(/^TEST-/)]);
     expect(await accountRow(s.id)).toMatchObject({ balance: '50.00', test_balance: '980.00' });
     expect(await freeCodes(serviceId)).toBe(0);
+    // Its codes are no stock: marked so, they never count as the newest code the service gave out, where fulfilment
+    // starts its walk for free codes (card_codes_taken_idx).
+    expect(await app.services.sql`select livemode, count(*)::int as n from card_codes where card_service_id = ${serviceId} group by livemode`).toEqual([
+      { livemode: false, n: 2 },
+    ]);
     // Seen only by test tokens.
     expect((await s.liveStore.GET('/api/get-card/orders')).data.message.data).toEqual([]);
     expect(await expectFailure(await s.live.get(`/api/order/details?utr=${utr}`), 404)).toBe(`No order with the utr ${JSON.stringify(utr)}.`);

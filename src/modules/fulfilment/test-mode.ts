@@ -84,8 +84,8 @@ async function testCardStep(tx: Tx, deps: TestModeDeps, order: LockedOrder): Pro
     short ||= giving < line.codes_owed;
     const codes = Array.from({ length: giving }, () => sealCode(deps.codeKey, testCode()));
     await tx.execute(sql`
-      insert into card_codes (card_service_id, code_encrypted, code_digest, order_line_id, assigned_at)
-      select ${line.card_service_id}, decode(c.sealed, 'hex'), decode(c.digest, 'hex'), ${line.id}, now()
+      insert into card_codes (card_service_id, code_encrypted, code_digest, order_line_id, assigned_at, livemode)
+      select ${line.card_service_id}, decode(c.sealed, 'hex'), decode(c.digest, 'hex'), ${line.id}, now(), false
       from unnest(${sql.param(codes.map((c) => c.codeEncrypted.toString('hex')))}::text[], ${sql.param(codes.map((c) => c.codeDigest.toString('hex')))}::text[])
         as c(sealed, digest)`);
     await tx.execute(sql`update order_lines set codes_owed = codes_owed - ${giving} where id = ${line.id}`);

@@ -5,12 +5,12 @@
  */
 import { createServer as createHttpServer, type IncomingHttpHeaders } from 'node:http';
 import { createConnection, createServer, type AddressInfo, type Socket } from 'node:net';
-import { createStoreClient, isStoreError, StoreError, utrOfTopUpOrder, verifyWebhook, WebhookVerificationError, type StoreErrorKind, type WebhookEvent } from '@topup-store/client';
+import { createStoreClient, isStoreError, StoreError, utrOfTopUpOrder, verifyWebhook, WebhookVerificationError, type RetryOptions, type StoreErrorKind, type WebhookEvent } from '@topup-store/client';
 import { Webhook } from 'standardwebhooks';
 import { kindOf } from '../../clients/typescript/src/errors.js';
 import { addressNotAllowed, ERRORS, type ErrorCode } from '../../src/core/errors.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminOf, createTestAccount, successMessage } from '../helpers/api.js';
+import { adminOf, createTestAccount, storeClientFor, successMessage } from '../helpers/api.js';
 import { createCardService, createTopUpService } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 import { waitFor } from '../helpers/system.js';
@@ -33,16 +33,24 @@ function recordingFetch(through: typeof fetch = fetch) {
   return { fetch: recording as typeof fetch, calls };
 }
 
-async function storeFor(balance = '100.00', options: { fetch?: typeof fetch; baseUrl?: string; baseDelayMs?: number } = {}) {
+async function storeFor(balance = '100.00', options: { fetch?: typeof fetch; baseUrl?: string; retry?: RetryOptions; renewBeforeMs?: number } = {}) {
   const keys = await createTestAccount(app, balance);
   const store = createStoreClient({
     baseUrl: options.baseUrl ?? app.baseUrl,
     publicKey: keys.publicKey,
     secretKey: keys.secretKey,
-    retry: { baseDelayMs: options.baseDelayMs ?? 20 },
+    retry: { baseDelayMs: 20, ...options.retry },
+    ...(options.renewBeforeMs === undefined ? {} : { renewBeforeMs: options.renewBeforeMs }),
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });
   return { keys, store };
+}
+
+/** A card service priced `price` with `codes` codes in stock. */
+async function stockedService(price: string, codes: number) {
+  const service = await createCardService(app.services.db, price);
+  await stockCodes(app, service.serviceId, codes);
+  return service;
 }
 
 /** The StoreError a call rejects with. */
@@ -119,9 +127,8 @@ describe('the token', () => {
 
   it('is renewed once the store refuses it, and the call is sent again', async () => {
     const recorded = recordingFetch();
-    const keys = await createTestAccount(app);
     // No renewal ahead of time: the token is used until the store says it has expired.
-    const store = createStoreClient({ baseUrl: app.baseUrl, publicKey: keys.publicKey, secretKey: keys.secretKey, renewBeforeMs: -60_000, fetch: recorded.fetch });
+    const { store } = await storeFor('100.00', { fetch: recorded.fetch, renewBeforeMs: -60_000 });
     await store.GET('/api/get-category');
     await new Promise((resolve) => setTimeout(resolve, 2_200));
     const { data } = await store.GET('/api/get-category');
@@ -181,8 +188,7 @@ describe('orders sent again', () => {
   it('an order whose answer was lost is retried under its key: one order, one debit, and its utr returned', async () => {
     const relay = await answerLosingRelay('/api/card/make-order');
     try {
-      const service = await createCardService(app.services.db, '4.00');
-      await stockCodes(app, service.serviceId, 1);
+      const service = await stockedService('4.00', 1);
       const recorded = recordingFetch();
       const { store, keys } = await storeFor('10.00', { baseUrl: relay.baseUrl, fetch: recorded.fetch });
       const { data } = await store.POST('/api/card/make-order', { body: { service_ids: [service.serviceId], quantities: [1] } });
@@ -199,8 +205,7 @@ describe('orders sent again', () => {
   });
 
   it('an order answered 503 after it committed (a proxy failing on the way back) is sent again: the first order comes back', async () => {
-    const service = await createCardService(app.services.db, '2.00');
-    await stockCodes(app, service.serviceId, 1);
+    const service = await stockedService('2.00', 1);
     const keysSent: Array<string | null> = [];
     const failingOnce = (async (request: Request) => {
       const response = await fetch(request);
@@ -234,8 +239,7 @@ describe('orders sent again', () => {
   });
 
   it('a key sent with another body is an idempotency_conflict, and nothing more is written', async () => {
-    const service = await createCardService(app.services.db, '1.00');
-    await stockCodes(app, service.serviceId, 3);
+    const service = await stockedService('1.00', 3);
     const { store, keys } = await storeFor();
     const header = { 'Idempotency-Key': `order-${keys.id}` };
     await store.POST('/api/card/make-order', { params: { header }, body: { service_ids: [service.serviceId], quantities: [1] } });
@@ -261,11 +265,9 @@ describe('retries and their limits', () => {
   it('a lost order given up on carries its key: sent again with it, the store answers the first order, placed once', async () => {
     const relay = await answerLosingRelay('/api/card/make-order');
     try {
-      const service = await createCardService(app.services.db, '3.00');
-      await stockCodes(app, service.serviceId, 1);
-      const keys = await createTestAccount(app, '10.00');
+      const service = await stockedService('3.00', 1);
+      const { store: noRetries, keys } = await storeFor('10.00', { baseUrl: relay.baseUrl, retry: { retries: 0 } });
       const body = { service_ids: [service.serviceId], quantities: [1] };
-      const noRetries = createStoreClient({ baseUrl: relay.baseUrl, publicKey: keys.publicKey, secretKey: keys.secretKey, retry: { retries: 0 } });
       const lost = await failureOf(noRetries.POST('/api/card/make-order', { body }));
       expect(lost.kind).toBe('network');
       expect(lost.idempotencyKey).toMatch(/^[0-9a-f-]{36}$/);
@@ -304,7 +306,7 @@ describe('retries and their limits', () => {
 
     const unavailable = answeringFirst('/api/get-category', 100, () => Response.json({ status: 'failed', errors: 'Down.' }, { status: 503 }));
     // Back-off waits of a second or more: the abort comes during the first.
-    const { store: waiting } = await storeFor('1.00', { fetch: unavailable, baseDelayMs: 2_000 });
+    const { store: waiting } = await storeFor('1.00', { fetch: unavailable, retry: { baseDelayMs: 2_000 } });
     const controller = new AbortController();
     setTimeout(() => controller.abort(new Error('the shopper left')), 100);
     await expect(waiting.GET('/api/get-category', { signal: controller.signal })).rejects.toThrow('the shopper left');
@@ -371,7 +373,7 @@ describe('key scopes, allow-lists and test mode (C25, C26)', () => {
   it('a read-only key reads and gets read_only_key on a write', async () => {
     const account = await createTestAccount(app);
     const issued = await successMessage(admin()('POST', `/accounts/${account.id}/keys`, { scope: 'read' }));
-    const store = createStoreClient({ baseUrl: app.baseUrl, publicKey: issued.public_key, secretKey: issued.secret_key });
+    const store = storeClientFor(app, { publicKey: issued.public_key, secretKey: issued.secret_key });
     await store.GET('/api/get-category');
     expect(await kindOf(store.POST('/api/card/make-order', { body: { service_ids: [1], quantities: [1] } }))).toBe('read_only_key');
   });
@@ -386,7 +388,7 @@ describe('key scopes, allow-lists and test mode (C25, C26)', () => {
   it('a test key says it is one, and its short test balance is insufficient_test_balance', async () => {
     const account = await createTestAccount(app);
     const issued = await successMessage(admin()('POST', `/accounts/${account.id}/keys`, { mode: 'test' }));
-    const store = createStoreClient({ baseUrl: app.baseUrl, publicKey: issued.public_key, secretKey: issued.secret_key });
+    const store = storeClientFor(app, { publicKey: issued.public_key, secretKey: issued.secret_key });
     expect(store.testMode).toBe(true);
     const service = await createCardService(app.services.db, '800.00');
     // 1,000.00 of test balance at the first test token: the second order of 800.00 is short.
@@ -430,8 +432,7 @@ describe('webhooks', () => {
   it("verifies the store's events with verifyWebhook, typed, and refuses a changed body, another secret or a stale one", async () => {
     const receiver = await verifyingReceiver();
     try {
-      const service = await createCardService(app.services.db, '3.00');
-      await stockCodes(app, service.serviceId, 1);
+      const service = await stockedService('3.00', 1);
       const { store } = await storeFor();
       const { data: endpoint } = await store.POST('/api/webhooks', { body: { url: receiver.url } });
       receiver.trust(endpoint.message.secret);

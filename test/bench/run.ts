@@ -20,6 +20,7 @@ import { freePort, sleep, spawnTs, waitForHttp, workerProcessesOf, type Child, t
 import { startRedisCluster } from '../helpers/redis-topologies.js';
 import { compareFreeCodeReads } from './free-codes.js';
 import { loadVolume, timerPlans } from './plans.js';
+import { drive, layoutSizes, loadPartitioningData, merged, MONTHLY, PARTITIONING_ACCOUNTS, partitioningOperations, percentile } from './partitioning.js';
 import { Report, TURN_READS } from './report.js';
 import type { Measured } from './load.js';
 import { bothTurns, cardOrders, drainBacklog, endToEnd, measureHttp, measureHttpAcross, measureInTurns, readBodies, readPaths, reads, topUpOrders, waitForCardOrders, type Target } from './scenarios.js';
@@ -40,6 +41,7 @@ const PREFIX = 'bench';
 const RESULTS = fileURLToPath(new URL('./results/latest.json', import.meta.url));
 const PLANS_RESULTS = fileURLToPath(new URL('./results/latest-plans.txt', import.meta.url));
 const FREE_CODES_RESULTS = fileURLToPath(new URL('./results/latest-free-codes.txt', import.meta.url));
+const PARTITIONING_RESULTS = fileURLToPath(new URL('./results/latest-partitioning.txt', import.meta.url));
 
 const size = process.argv.includes('--quick') ? SIZES.quick : SIZES.full;
 const databaseUrl = withDatabase(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/topup', 'topup_bench');
@@ -81,6 +83,7 @@ try {
 async function main(): Promise<void> {
   if (process.argv.includes('--plans')) return checkPlans();
   if (process.argv.includes('--free-codes')) return freeCodeReads();
+  if (process.argv.includes('--partitioning')) return comparePartitioning();
   const report = new Report();
   step(`${size === SIZES.quick ? 'quick' : 'full'} run: ${size.seconds} s per scenario, database ${new URL(databaseUrl).pathname.slice(1)}, prefix ${PREFIX}, load average ${loadavg()[0]!.toFixed(1)}`);
   await clearRedis();
@@ -125,6 +128,67 @@ async function freeCodeReads(): Promise<void> {
   writeFileSync(FREE_CODES_RESULTS, `${text}\n`);
   process.stdout.write(`\n${text}\n\n`);
   step(`written ${FREE_CODES_RESULTS}`);
+}
+
+/**
+ * `--partitioning [--orders N]`: orders, order lines and the ledger as they are against the same tables partitioned by
+ * month (partitioning.ts), at N orders (PLAN_VOLUME by default): each operation driven by 8 callers for `size.seconds`
+ * per turn, in turns A, B, B, A, with PostgreSQL's JIT off and on. Writes results/latest-partitioning.txt.
+ */
+async function comparePartitioning(): Promise<void> {
+  const at = process.argv.indexOf('--orders');
+  const orders = at > 0 ? Number(process.argv[at + 1]) : PLAN_VOLUME;
+  if (!Number.isSafeInteger(orders) || orders < 10_000) throw new Error('--orders takes a whole number of at least 10,000');
+  await resetDatabase(databaseUrl);
+  // Each layout with JIT off and with PostgreSQL's default (on): a plan over every month's partition is costed high
+  // enough to be compiled at each call.
+  const connect = (settings: Record<string, string>) => {
+    const url = new URL(databaseUrl);
+    for (const [name, value] of Object.entries(settings)) url.searchParams.set(name, value);
+    const database = connectDatabase(url.toString(), { max: 8 });
+    cleanups.push(() => database.close());
+    return database;
+  };
+  const database = connect({ jit: 'off' });
+  const layouts = {
+    plain: { jitOff: database.db, jitOn: connect({}).db },
+    monthly: { jitOff: connect({ search_path: `${MONTHLY},public`, jit: 'off' }).db, jitOn: connect({ search_path: `${MONTHLY},public` }).db },
+  };
+  const started = Date.now();
+  const catalog = await loadCatalog(database.db, { topUps: 1, cards: 4, servicesPerProduct: 5 });
+  const accounts = await createAccounts(database.db, PARTITIONING_ACCOUNTS, 'history');
+  const data = { accountIds: accounts.map((a) => a.id), serviceIds: catalog.cardServices.map((s) => s.id), orders };
+  await loadPartitioningData(database.sql, data, step);
+  const sizes = await layoutSizes(database.sql);
+  const gib = (bytes: number) => `${(bytes / 2 ** 30).toFixed(2)} GiB`;
+  step(`loaded in ${Math.round((Date.now() - started) / 1000)} s: as they are ${gib(sizes.plain)}, by month ${gib(sizes.monthly)}`);
+  const lines = [
+    `Orders, order lines and the ledger as they are and partitioned by month, ${orders.toLocaleString('en')} orders over a year, ${new Date().toISOString()}, load average ${loadavg()[0]!.toFixed(1)}`,
+    `Tables with their indexes: as they are ${gib(sizes.plain)}, by month ${gib(sizes.monthly)}. 8 callers, ${size.seconds} s a turn, turns A, B, B, A.`,
+    '',
+    '| operation | JIT | as they are: calls/s | p50 ms | p99 ms | by month: calls/s | p50 ms | p99 ms | by month ÷ as they are |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const operation of await partitioningOperations(database.sql, data)) {
+    for (const jit of ['jitOff', 'jitOn'] as const) {
+      step(`${operation.name}, JIT ${jit === 'jitOn' ? 'on' : 'off'}: ${operation.what}`);
+      const [plain, monthly] = [layouts.plain[jit], layouts.monthly[jit]];
+      const turn = (db: typeof plain) => drive(() => operation.run(db), size.seconds, 8);
+      await drive(() => operation.run(plain), size.warmup, 8);
+      await drive(() => operation.run(monthly), size.warmup, 8);
+      const plainFirst = await turn(plain);
+      const monthlyFirst = await turn(monthly);
+      const monthlySecond = await turn(monthly);
+      const plainSecond = await turn(plain);
+      const [asTheyAre, byMonth] = [merged(plainFirst, plainSecond), merged(monthlyFirst, monthlySecond)];
+      const rate = (d: typeof asTheyAre) => d.calls / d.seconds;
+      const figures = (d: typeof asTheyAre) => `${rate(d).toFixed(0)} | ${percentile(d.latencies, 50).toFixed(2)} | ${percentile(d.latencies, 99).toFixed(2)}`;
+      lines.push(`| ${operation.name}: ${operation.what} | ${jit === 'jitOn' ? 'on' : 'off'} | ${figures(asTheyAre)} | ${figures(byMonth)} | ${(rate(byMonth) / rate(asTheyAre)).toFixed(3)} |`);
+    }
+  }
+  writeFileSync(PARTITIONING_RESULTS, `${lines.join('\n')}\n`);
+  process.stdout.write(`\n${lines.join('\n')}\n\n`);
+  step(`written ${PARTITIONING_RESULTS}`);
 }
 
 /**

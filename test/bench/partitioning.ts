@@ -9,10 +9,11 @@ import { newUtr, placeOrder, requestDigest } from '../../src/modules/orders/serv
  * the same three tables partitioned by month, at N orders (10,000,000 by default), with the service's own placement
  * and order-list functions on both. The partitioned copies live in the schema `monthly` of the same database, with
  * the same columns, checks and indexes; a connection whose search_path starts with `monthly` runs every statement of
- * the service on them unchanged. What partitioning forces on the tables is built as it would have to be: the key of
- * every primary key and unique index gains `created_at` (so `utr` is unique per month only, and a ledger's one
- * `order_debit` per order too); a line refers to its order by (order_id, created_at); the ledger cannot refer to its
- * order at all (its refund is made in a later month than the order).
+ * the service on them unchanged. What partitioning forces on the tables is built as it would have to be: every primary
+ * key and unique index gains `created_at`, so no index keeps a `utr` unique across the table, nor a ledger's one
+ * `order_debit` per order; a line refers to its order by (order_id, created_at). The ledger, partitioned by its own
+ * time, has no foreign key to its order (a refund is written in a later month than its order): one check fewer per
+ * placement than the tables as they are. Its indexes are built after the copy, the others' during the load.
  */
 
 export const MONTHLY = 'monthly';
@@ -64,7 +65,7 @@ export async function loadPartitioningData(sql: Sql, data: PartitioningData, ste
 }
 
 /**
- * The three tables partitioned by month of `created_at`, a partition for each month from a year ago to two months
+ * The three tables partitioned by month of `created_at`, a partition for each month from 13 months ago to two months
  * ahead: columns, defaults and checks as the service's (an id sequence of their own where the service's tables have
  * an identity, which a partitioned table of PostgreSQL 15 cannot have).
  */

@@ -151,8 +151,8 @@ async function comparePartitioning(): Promise<void> {
   };
   const database = connect({ jit: 'off' });
   const layouts = {
-    plain: { jitOff: database.db, jitOn: connect({}).db },
-    monthly: { jitOff: connect({ search_path: `${MONTHLY},public`, jit: 'off' }).db, jitOn: connect({ search_path: `${MONTHLY},public` }).db },
+    plain: { jitOff: database.db, jitOn: connect({ jit: 'on' }).db },
+    monthly: { jitOff: connect({ search_path: `${MONTHLY},public`, jit: 'off' }).db, jitOn: connect({ search_path: `${MONTHLY},public`, jit: 'on' }).db },
   };
   const started = Date.now();
   const catalog = await loadCatalog(database.db, { topUps: 1, cards: 4, servicesPerProduct: 5 });

@@ -133,7 +133,7 @@ function entriesJson(kind: ProductKind, picked: SQL, asset: SQL): SQL {
         case when r.status is not null and row_number() over (partition by l.order_id, p.id order by l.id) = 1 then ${REVIEW} end as review
       from picked o
       -- Each picked order's lines by order_lines_order_idx. The page's size is a parameter, so the planner cannot see
-      -- that it is at most 100 orders: it took the page for thousands and hashed every line of the store (46 ms a page
+      -- that it is at most 100 orders: it took the page for thousands and hashed every line of the store (43 ms a page
       -- at 60,000 lines, growing with the store). OFFSET 0 keeps this subquery from being folded into that join.
       join lateral (select * from order_lines where order_id = o.id offset 0) l on true
       join ${service} s on s.id = l.${sql.identifier(lineService.name)}

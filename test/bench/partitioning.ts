@@ -3,6 +3,7 @@ import type { Sql } from 'postgres';
 import type { Db } from '../../src/db/client.js';
 import { listOrders, findOrder, type OrderReader } from '../../src/modules/orders/listing.js';
 import { newUtr, placeOrder, requestDigest } from '../../src/modules/orders/service.js';
+import { closedLoop } from './load.js';
 
 /**
  * `npm run bench -- --partitioning [--orders N]`: `orders`, `order_lines` and `balance_ledger` as they are, against
@@ -132,7 +133,7 @@ const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * ite
 export async function partitioningOperations(sql: Sql, data: PartitioningData): Promise<Operation[]> {
   // Orders picked from every month, each with its account: the deep pages start after them, the lookups find them.
   const picked = await sql<{ utr: string; account_id: number }[]>`
-    select utr, account_id from orders where id % ${Math.max(1, Math.floor(data.orders / 5_000))} = 7 limit 5000`;
+    select utr, account_id from orders where id % ${Math.max(1, Math.floor(data.orders / 5_000))} = 0 limit 5000`;
   const reader = (accountId: number): OrderReader => ({ caller: { id: accountId, livemode: true }, assetBase: 'http://127.0.0.1', openCode: (sealed) => sealed.toString('hex') });
   return [
     {
@@ -179,27 +180,12 @@ export async function partitioningOperations(sql: Sql, data: PartitioningData): 
 
 export type Driven = { calls: number; seconds: number; latencies: number[] };
 
-/** `run` called by `concurrency` callers back to back for `seconds`. */
+/** `run` called by `concurrency` callers back to back for `seconds` (closedLoop); a failed call ends the bench. */
 export async function drive(run: () => Promise<unknown>, seconds: number, concurrency: number): Promise<Driven> {
-  const started = performance.now();
-  const until = started + seconds * 1000;
-  const latencies: number[] = [];
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (performance.now() < until) {
-        const t = performance.now();
-        await run();
-        latencies.push(performance.now() - t);
-      }
-    }),
-  );
-  return { calls: latencies.length, seconds: (performance.now() - started) / 1000, latencies };
+  const { latencies, failures, elapsedMs, firstError } = await closedLoop(concurrency, { seconds }, async () => void (await run()));
+  if (failures > 0) throw firstError;
+  return { calls: latencies.length, seconds: elapsedMs / 1000, latencies };
 }
 
 /** Two drives summed (turns A, B, B, A: each layout gets the machine's noise of both halves). */
 export const merged = (a: Driven, b: Driven): Driven => ({ calls: a.calls + b.calls, seconds: a.seconds + b.seconds, latencies: [...a.latencies, ...b.latencies] });
-
-export function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((x, y) => x - y);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
-}

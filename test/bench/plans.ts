@@ -5,6 +5,7 @@ import type { Config } from '../../src/core/env.js';
 import { createServices } from '../../src/runtime/services.js';
 import { storeGauges } from '../../src/startup/gauges.js';
 import { startWorkers } from '../../workers/index.js';
+import { planOf, walkPlan } from '../helpers/query-plans.js';
 
 /**
  * The plans of the worker timers' queries and of a /metrics scrape at volume (C23): `loadVolume` fills a database
@@ -81,13 +82,6 @@ export async function loadVolume(db: Db, sql: Sql, n: number): Promise<void> {
   await sql`analyze`;
 }
 
-type PlanNode = { 'Node Type': string; 'Relation Name'?: string; 'Index Name'?: string; Plans?: PlanNode[] };
-
-function walk(node: PlanNode, visit: (node: PlanNode) => void): void {
-  visit(node);
-  for (const child of node.Plans ?? []) walk(child, visit);
-}
-
 /** Statements that are not queries of the service's data (transaction control, settings, locks). */
 const NOT_PLANNED = /^\s*(begin|commit|rollback|savepoint|release|set |select set_config|select pg_try_advisory|select pg_advisory)/i;
 
@@ -116,10 +110,9 @@ export async function timerPlans(config: Config, sql: Sql, { settleMs = 4000 } =
   );
   const plans: StatementPlan[] = [];
   for (const [statement, params] of sent) {
-    const [row] = await sql.unsafe<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }[]>(`explain (format json) ${statement}`, params as never[]);
     const seqScans: string[] = [];
     const indexes: string[] = [];
-    walk(row!['QUERY PLAN'][0]!.Plan, (node) => {
+    walkPlan(await planOf(sql, statement, params), (node) => {
       if (node['Node Type'] === 'Seq Scan' && node['Relation Name'] && large.has(node['Relation Name'])) seqScans.push(node['Relation Name']);
       if (node['Index Name']) indexes.push(node['Index Name']);
     });

@@ -20,9 +20,9 @@ import { freePort, sleep, spawnTs, waitForHttp, workerProcessesOf, type Child, t
 import { startRedisCluster } from '../helpers/redis-topologies.js';
 import { compareFreeCodeReads } from './free-codes.js';
 import { loadVolume, timerPlans } from './plans.js';
-import { drive, layoutSizes, loadPartitioningData, merged, MONTHLY, PARTITIONING_ACCOUNTS, partitioningOperations, percentile } from './partitioning.js';
+import { drive, layoutSizes, loadPartitioningData, merged, MONTHLY, PARTITIONING_ACCOUNTS, partitioningOperations } from './partitioning.js';
 import { Report, TURN_READS } from './report.js';
-import type { Measured } from './load.js';
+import { percentile, type Measured } from './load.js';
 import { bothTurns, cardOrders, drainBacklog, endToEnd, measureHttp, measureHttpAcross, measureInTurns, readBodies, readPaths, reads, topUpOrders, waitForCardOrders, type Target } from './scenarios.js';
 
 const SIZES = {

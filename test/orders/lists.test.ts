@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buyer, client, expectFailure, expectJson, ISO_MICROS, type Json } from '../helpers/api.js';
 import { createCard, createReview, createTopUp } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
-import type { TransactionSql } from 'postgres';
+import { planOf, walkPlan, type PlanNode } from '../helpers/query-plans.js';
 import { cardCodes } from '../../src/db/schema.js';
 import { sealCode } from '../../src/modules/inventory/codes.js';
 import { ORDER_STATUS, transitionOrder } from '../../src/modules/order-state/state.js';
@@ -12,8 +12,6 @@ beforeAll(async () => {
   app = await startTestApp();
 });
 afterAll(async () => app?.close());
-
-type PlanNode = { 'Node Type': string; 'Relation Name'?: string; Plans?: PlanNode[] };
 
 const PAGE_KEYS = [
   'current_page', 'data', 'first_page_url', 'from', 'last_page', 'last_page_url', 'links',
@@ -403,17 +401,13 @@ describe('A16 get-card/orders in one statement', () => {
     }
     expect(first.data.map((o: Json) => o.utr)).toEqual(Array.from({ length: 100 }, (_, i) => `CBULK${String(30000 - i).padStart(8, '0')}`));
     expect(listing).toBeDefined();
-    const explain = (tx: typeof sql | TransactionSql) => tx.unsafe<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }[]>(`explain (format json) ${listing![0]}`, listing![1] as never[]);
-    const scannedIn = ([plan]: Array<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>) => {
+    const [statement, params] = [String(listing![0]), (listing![1] ?? []) as unknown[]];
+    const scannedIn = (plan: PlanNode) => {
       const scanned: string[] = [];
-      const walk = (node: PlanNode) => {
-        if (node['Node Type'] === 'Seq Scan') scanned.push(node['Relation Name']!);
-        node.Plans?.forEach(walk);
-      };
-      walk(plan!['QUERY PLAN'][0]!.Plan);
+      walkPlan(plan, (node) => node['Node Type'] === 'Seq Scan' && scanned.push(node['Relation Name']!));
       return scanned;
     };
-    const planned = scannedIn(await explain(sql));
+    const planned = scannedIn(await planOf(sql, statement, params));
     expect(planned).not.toContain('orders');
     expect(planned).not.toContain('order_lines');
     // How large the planner guesses the page to be depends on the statistics of the whole database (every test's
@@ -421,7 +415,7 @@ describe('A16 get-card/orders in one statement', () => {
     // must still be read by their orders.
     const misjudged = await sql.begin(async (tx) => {
       await tx`set local enable_nestloop = off`;
-      return explain(tx);
+      return planOf(tx, statement, params);
     });
     expect(scannedIn(misjudged)).not.toContain('order_lines');
   });

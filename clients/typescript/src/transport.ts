@@ -38,7 +38,7 @@ class TokenKeeper {
   private pending: Promise<Token> | undefined;
 
   constructor(
-    private readonly exchange: () => Promise<{ bearer_token: string; expires_at: string; serverTime: number }>,
+    private readonly exchange: () => Promise<{ bearer_token: string; expires_at: string; storeDate: number }>,
     private readonly renewBeforeMs: number | undefined,
   ) {}
 
@@ -55,18 +55,30 @@ class TokenKeeper {
   /** One exchange at a time, whatever the number of calls waiting on it. */
   private renew(): Promise<Token> {
     this.pending ??= this.exchange()
-      .then(({ bearer_token, expires_at, serverTime }) => {
-        // The lifetime by the store's own clock (its Date header), so a client clock that is off does not matter. An
-        // expiry that cannot be read: the token is used until the store refuses it (then renewed once, below).
-        const lifetime = Date.parse(expires_at) - serverTime;
+      .then(({ bearer_token, expires_at, storeDate }) => {
+        // The lifetime by the store's own clock, so a client clock that is off does not matter. An expiry that cannot
+        // be read: the token is used until the store refuses it (then renewed once, below).
+        const now = Date.now();
+        const lifetime = Date.parse(expires_at) - storeNow(storeDate, now);
         const margin = this.renewBeforeMs ?? Math.min(60_000, lifetime / 10);
-        const renewAt = Number.isFinite(lifetime) ? Date.now() + lifetime - margin : Number.POSITIVE_INFINITY;
+        const renewAt = Number.isFinite(lifetime) ? now + lifetime - margin : Number.POSITIVE_INFINITY;
         this.token = { value: bearer_token, renewAt };
         return this.token;
       })
       .finally(() => (this.pending = undefined));
     return this.pending;
   }
+}
+
+/**
+ * The store's clock when it answered, as near as its Date header (`storeDate`, NaN without one) tells: that header
+ * names the second, so the store's time lay within [storeDate, storeDate + 1 s). A client clock inside that second is
+ * taken as the store's (clocks in step); one outside it is off, and the second's end is taken, which can only make a
+ * token look shorter-lived. Taking the header as exact made a token look up to a second longer-lived than it was.
+ */
+function storeNow(storeDate: number, now: number): number {
+  if (Number.isNaN(storeDate) || (storeDate <= now && now < storeDate + 1000)) return now;
+  return storeDate + 1000;
 }
 
 /** Waits `ms`, or rejects with the signal's reason once it is aborted. */
@@ -119,7 +131,7 @@ export function createTransport(options: TransportOptions) {
     });
     const response = await attempt(request);
     const token = (await response.json()) as { bearer_token: string; expires_at: string };
-    return { ...token, serverTime: Date.parse(response.headers.get('Date') ?? '') || Date.now() };
+    return { ...token, storeDate: Date.parse(response.headers.get('Date') ?? '') };
   };
   const tokens = new TokenKeeper(exchange, options.renewBeforeMs);
 

@@ -16,6 +16,7 @@
 import { createHash, createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { outgoingRequests } from './outgoing.js';
 
 export type DigiflazzMode =
   /** Sukses at once. */
@@ -114,7 +115,7 @@ export async function startDigiflazzServer(options: DigiflazzServerOptions = {})
   let serial = 0;
   let deliveryId = 0;
   const timers = new Set<NodeJS.Timeout>();
-  const aborts = new AbortController();
+  const aborts = outgoingRequests();
 
   const behaviour: DigiflazzBehaviour = {
     mode: 'deliver',

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { signHttpBody, verifyHttpSignature } from '../../../src/modules/suppliers/adapters/http.js';
+import { outgoingRequests } from './outgoing.js';
 
 /**
  * A local supplier that speaks the store's `http` protocol (DESIGN C22), written from the protocol rather than
@@ -117,7 +118,7 @@ export async function startHttpSupplier(options: HttpSupplierOptions) {
   let closed = false;
   const timers = new Set<NodeJS.Timeout>();
   const sockets = new Set<Socket>();
-  const outgoing = new AbortController();
+  const outgoing = outgoingRequests();
 
   const settingsFor = (productCode: string): ModeSettings => {
     const { products, ...global } = behaviour;

@@ -51,8 +51,11 @@ export const bodyLimit = (max: number) => async (c: Context, next: Next) => {
     .find((declaration) => declaration?.type === type);
   const length = c.req.header('content-length');
   if (length !== undefined && Number(length) > (own?.max ?? max)) throw new AppError('payload_too_large');
+  // Only a chunked body is looked at: reading `body` turns the server's light request into a whole Fetch Request
+  // (an AbortController, a Headers copy, a stream), which cost every request of the API a tenth of its CPU.
+  if (c.req.header('transfer-encoding') === undefined || own) return next();
   const body = c.req.raw.body;
-  if (c.req.header('transfer-encoding') === undefined || own || !body) return next();
+  if (!body) return next();
   // Counted as it is read: the reader gets the 413 once the body passes the limit.
   let size = 0;
   const counted = body.pipeThrough(

@@ -71,14 +71,14 @@ class TokenKeeper {
 }
 
 /**
- * The store's clock when it answered, as near as its Date header (`storeDate`, NaN without one) tells: that header
- * names the second, so the store's time lay within [storeDate, storeDate + 1 s). A client clock inside that second is
- * taken as the store's (clocks in step); one outside it is off, and the second's end is taken, which can only make a
- * token look shorter-lived. Taking the header as exact made a token look up to a second longer-lived than it was.
+ * The store's clock when it answered, as its Date header (`storeDate`, NaN without one) bounds it: that header names
+ * the second, so the store's time lay within [storeDate, storeDate + 1 s). The second's end is taken, which can only
+ * make a token look shorter-lived (by up to a second); taking the header as exact made a token taken late in a second
+ * look up to that much longer-lived than it was, and a call just before its real expiry met a 401. Without a Date
+ * header (a browser calling another origin does not see it) the client's own clock is all there is.
  */
 function storeNow(storeDate: number, now: number): number {
-  if (Number.isNaN(storeDate) || (storeDate <= now && now < storeDate + 1000)) return now;
-  return storeDate + 1000;
+  return Number.isNaN(storeDate) ? now : storeDate + 1000;
 }
 
 /** Waits `ms`, or rejects with the signal's reason once it is aborted. */

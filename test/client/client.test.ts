@@ -450,8 +450,8 @@ describe('webhooks', () => {
       const { headers, body } = receiver.requests.find((request) => request.body.includes('"order.completed"'))!;
       const changedBody = body.replace('"status":1', '"status":2');
       expect(changedBody).not.toBe(body);
-      const refusal = (secret: string, changedBody: string, at?: Date) =>
-        verifyWebhook(secret, headers, changedBody, at ? { now: at } : {}).then(
+      const refusal = (secret: string, received: string, at?: Date) =>
+        verifyWebhook(secret, headers, received, at ? { now: at } : {}).then(
           () => 'accepted',
           (error: unknown) => (error instanceof WebhookVerificationError ? error.message : String(error)),
         );

@@ -420,6 +420,30 @@ describe('A16 get-card/orders in one statement', () => {
     expect(scannedIn(misjudged)).not.toContain('order_lines');
   });
 
+  it("writes each line of the page once: its codes are looked up once per line, not once per line for every order of the page", async () => {
+    // The page's orders are guessed at one row (their number is a parameter), so the planner rescanned the aggregate of
+    // the page's lines for each order of the page: ten orders built every line's text ten times.
+    const me = await buyer(app);
+    const card = await createCard(app.services.db, { name: 'Once', services: [{ name: 'Once 5', price: '5.00' }] });
+    for (let i = 0; i < 10; i++) {
+      await expectJson(await me.api.postJson('/api/card/make-order', { service_ids: [card.services[0]!.id], quantities: [1] }), 200);
+    }
+    const spy = vi.spyOn(app.services.sql, 'unsafe');
+    let listing: Parameters<typeof app.services.sql.unsafe> | undefined;
+    try {
+      expect((await page(me.api, '/api/get-card/orders')).data).toHaveLength(10);
+      listing = spy.mock.calls.find(([text]) => /\border_lines\b/.test(String(text)));
+    } finally {
+      spy.mockRestore();
+    }
+    const plan = await planOf(app.services.sql, String(listing![0]), (listing![1] ?? []) as unknown[], { analyze: true });
+    let codeLookups = 0;
+    walkPlan(plan, (node) => {
+      if (node['Relation Name'] === 'card_codes') codeLookups += node['Actual Loops'] ?? 0;
+    });
+    expect(codeLookups).toBe(10);
+  });
+
   it('answers an account without orders with an empty first page', async () => {
     const { api } = await buyer(app);
     expect(await page(api, '/api/get-card/orders')).toMatchObject({ data: [], total: 0, from: null, to: null, last_page: 1 });

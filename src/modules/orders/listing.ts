@@ -140,7 +140,10 @@ function entriesJson(kind: ProductKind, picked: SQL, asset: SQL): SQL {
       join ${product} p on p.id = s.${sql.identifier(serviceProduct.name)}
       left join reviews r on r.account_id = o.account_id and r.reviewable_type = ${kind} and r.reviewable_id = p.id
     ),
-    lines as (
+    -- Built once for the page: the page is guessed at one order (its size is a parameter), so an inlined aggregate sat
+    -- inside a nested loop over the page's orders and was built again for each of them (each line's text ten times on
+    -- a page of ten: half the list's database time).
+    lines as materialized (
       select order_id, ${jsonArray(sql`line`, sql`id`)} as lines, ${jsonArray(sql`review`, sql`id`)} as reviews
       from line_rows group by order_id
     )

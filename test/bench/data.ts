@@ -250,10 +250,10 @@ export async function loadCodes(sql: Sql, key: Buffer, perService: number, label
 }
 
 /**
- * `orders` completed card orders of one account (one line, one delivered code each), spread over
- * the past year, for order-list figures over a long history.
+ * `orders` completed card orders of each account of `accountIds` (one line, one delivered code each), one every five
+ * minutes back from now, for order-list figures over a long history.
  */
-export async function loadOrderHistory(sql: Sql, key: Buffer, accountId: number, orders: number): Promise<void> {
+export async function loadOrderHistory(sql: Sql, key: Buffer, accountIds: number[], orders: number): Promise<void> {
   await sql.begin(async (tx) => {
     await createCodePool(tx, key, 'history');
     // Orders go round the card services; the utr carries the service id to the line insert.
@@ -261,9 +261,9 @@ export async function loadOrderHistory(sql: Sql, key: Buffer, accountId: number,
       with service as (select id, card_id, price, row_number() over (order by id) - 1 as rn, count(*) over () as n from card_services),
       o as (
         insert into orders (utr, account_id, kind, status, total, currency, currency_symbol, created_at, updated_at, completed_at)
-        select 'H' || ${accountId}::int || '-' || g || '-' || s.id, ${accountId}, 'card', 1, s.price, 'USD', '$',
+        select 'H' || a.id || '-' || g || '-' || s.id, a.id, 'card', 1, s.price, 'USD', '$',
                now() - g * interval '5 minutes', now() - g * interval '5 minutes', now() - g * interval '5 minutes' + interval '1 second'
-        from generate_series(1, ${orders}::int) g join service s on s.rn = g % s.n
+        from unnest(${accountIds}::int[]) a(id) cross join generate_series(1, ${orders}::int) g join service s on s.rn = g % s.n
         returning id, utr, created_at
       ),
       l as (
@@ -276,7 +276,7 @@ export async function loadOrderHistory(sql: Sql, key: Buffer, accountId: number,
       select l.card_service_id, p.enc, sha256(convert_to('history:' || l.id, 'UTF8')), l.id, l.created_at
       from l join code_pool p on p.n = l.id % ${POOL_SIZE}`;
     // Placement keeps this count; the order list reads its total from it.
-    await tx`update accounts set card_order_count = card_order_count + ${orders} where id = ${accountId}`;
+    await tx`update accounts set card_order_count = card_order_count + ${orders} where id = any(${accountIds}::int[])`;
   });
   await settle(sql, 'orders, order_lines, card_codes');
 }

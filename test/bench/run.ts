@@ -19,6 +19,7 @@ import { startCountingReceiver } from './receiver.js';
 import { freePort, sleep, spawnTs, waitForHttp, workerProcessesOf, type Child, type SpawnOptions } from '../helpers/processes.js';
 import { startRedisCluster } from '../helpers/redis-topologies.js';
 import { compareFreeCodeReads } from './free-codes.js';
+import { measureOrderList } from './order-list.js';
 import { loadVolume, timerPlans } from './plans.js';
 import { drive, layoutSizes, loadPartitioningData, merged, MONTHLY, PARTITIONING_ACCOUNTS, partitioningOperations } from './partitioning.js';
 import { Report, TURN_READS } from './report.js';
@@ -41,6 +42,7 @@ const PREFIX = 'bench';
 const RESULTS = fileURLToPath(new URL('./results/latest.json', import.meta.url));
 const PLANS_RESULTS = fileURLToPath(new URL('./results/latest-plans.txt', import.meta.url));
 const FREE_CODES_RESULTS = fileURLToPath(new URL('./results/latest-free-codes.txt', import.meta.url));
+const ORDER_LIST_RESULTS = fileURLToPath(new URL('./results/latest-order-list.txt', import.meta.url));
 const PARTITIONING_RESULTS = fileURLToPath(new URL('./results/latest-partitioning.txt', import.meta.url));
 
 const size = process.argv.includes('--quick') ? SIZES.quick : SIZES.full;
@@ -83,6 +85,7 @@ try {
 async function main(): Promise<void> {
   if (process.argv.includes('--plans')) return checkPlans();
   if (process.argv.includes('--free-codes')) return freeCodeReads();
+  if (process.argv.includes('--order-list')) return orderListReads();
   if (process.argv.includes('--partitioning')) return comparePartitioning();
   const report = new Report();
   step(`${size === SIZES.quick ? 'quick' : 'full'} run: ${size.seconds} s per scenario, database ${new URL(databaseUrl).pathname.slice(1)}, prefix ${PREFIX}, load average ${loadavg()[0]!.toFixed(1)}`);
@@ -119,7 +122,7 @@ async function freeCodeReads(): Promise<void> {
   cleanups.push(() => database.close());
   const catalog = await loadCatalog(database.db, { topUps: 1, cards: 1, servicesPerProduct: 2 });
   const [account] = await createAccounts(database.db, 1, 'codes');
-  await loadOrderHistory(database.sql, config.codeEncryptionKey, account!.id, 1);
+  await loadOrderHistory(database.sql, config.codeEncryptionKey, [account!.id], 1);
   const [line] = await database.sql<{ id: string }[]>`select id from order_lines limit 1`;
   const services = catalog.cardServices.map((service) => service.id) as [number, number];
   step(`taking 120,000 codes of each of two services, 128 at a time, in turns`);
@@ -128,6 +131,23 @@ async function freeCodeReads(): Promise<void> {
   writeFileSync(FREE_CODES_RESULTS, `${text}\n`);
   process.stdout.write(`\n${text}\n\n`);
   step(`written ${FREE_CODES_RESULTS}`);
+}
+
+/** `--order-list`: the order list's statement alone, on 200 accounts of 25 one-line card orders each (order-list.ts). */
+async function orderListReads(): Promise<void> {
+  await resetDatabase(databaseUrl);
+  const database = connectDatabase(databaseUrl, { max: 2 });
+  cleanups.push(() => database.close());
+  await loadCatalog(database.db, CATALOG);
+  const accounts = await createAccounts(database.db, 200, 'list');
+  step('loading 25 card orders of each of 200 accounts');
+  await loadOrderHistory(database.sql, key, accounts.map((a) => a.id), 25);
+  step(`reading first pages, ${size.seconds} s a turn`);
+  const lines = await measureOrderList(databaseUrl, accounts.map((a) => a.id), size.seconds);
+  const text = [`The order list's statement, ${new Date().toISOString()}, load average ${loadavg()[0]!.toFixed(1)}`, '', ...lines].join('\n');
+  writeFileSync(ORDER_LIST_RESULTS, `${text}\n`);
+  process.stdout.write(`\n${text}\n\n`);
+  step(`written ${ORDER_LIST_RESULTS}`);
 }
 
 /**
@@ -429,7 +449,7 @@ async function measureService(report: Report, { sql }: Database, data: Data): Pr
 
   step(`growth: +${size.growthCodes} codes in inventory, one account with ${size.growthOrders} orders`);
   await loadCodes(sql, key, Math.ceil(size.growthCodes / catalog.cardServices.length), 'growth');
-  await loadOrderHistory(sql, key, history.id, size.growthOrders);
+  await loadOrderHistory(sql, key, [history.id], size.growthOrders);
   report.add('growth.placement.card', await measureHttp(target, cardOrders(catalog, tokens)), 'placement.card');
   await drain(target);
   report.add('growth.read.card-orders', await measureHttp(target, reads(catalog, [historyToken!])['card-orders']), 'read.card-orders');

@@ -9,6 +9,15 @@ export function walkPlan(node: PlanNode, visit: (node: PlanNode) => void): void 
   for (const child of node.Plans ?? []) walkPlan(child, visit);
 }
 
+/** How many times the nodes reading `relation` ran, in all, in an analyzed plan (planOf with `analyze`). */
+export function timesRead(plan: PlanNode, relation: string): number {
+  let loops = 0;
+  walkPlan(plan, (node) => {
+    if (node['Relation Name'] === relation) loops += node['Actual Loops'] ?? 0;
+  });
+  return loops;
+}
+
 /**
  * The plan PostgreSQL makes for `statement` with `params`, as the service sent them; `analyze`: run, with how many
  * times each node ran (`Actual Loops`).

@@ -1,0 +1,95 @@
+import { randomBytes } from 'node:crypto';
+import postgres from 'postgres';
+import { connectDatabase } from '../../src/db/client.js';
+import { listOrders, type OrderReader } from '../../src/modules/orders/listing.js';
+import { planOf, timesRead } from '../helpers/query-plans.js';
+
+/** Runs `once` again and again for `seconds`: what the runs counted in all, and the milliseconds they took. */
+async function repeatFor(seconds: number, once: () => Promise<number>): Promise<{ count: number; ms: number }> {
+  const started = performance.now();
+  let count = 0;
+  while (performance.now() < started + seconds * 1000) count += await once();
+  return { count, ms: performance.now() - started };
+}
+
+/** Pages read at once: one statement for each group (the batch a busy API process sends), then one at a time. */
+const GROUPS = [10, 1];
+
+/**
+ * `npm run bench -- --order-list`: the order list's statement alone, through listOrders on the database `url` (no HTTP,
+ * no API process), on the accounts `accountIds` (order histories loaded by the caller): first pages of ten orders read
+ * 10 at a time, as concurrent requests share a statement, and one at a time, each for `seconds`, in turns A, B, B, A;
+ * then the statement of a group EXPLAINed with ANALYZE: how many times the page's card codes were looked up against
+ * the lines on its pages (once each when each line's text is built once); last, that statement run again and again with a
+ * plan made for each call and with PostgreSQL's generic plan (planCacheModes). Lines of the text it writes.
+ */
+export async function measureOrderList(url: string, accountIds: number[], seconds: number): Promise<string[]> {
+  let sent: { text: string; params: readonly unknown[] } | null = null;
+  const database = connectDatabase(url, {
+    max: 4,
+    onQuery: (text, params) => {
+      if (/\border_lines\b/.test(text)) sent = { text, params };
+    },
+  });
+  const key = randomBytes(32);
+  const reader = (id: number): OrderReader => ({ caller: { id, livemode: true }, assetBase: 'http://127.0.0.1', openCode: () => key.toString('hex') });
+  let next = 0;
+  let lastGroup: number[] = [];
+  const group = (size: number) => {
+    lastGroup = Array.from({ length: size }, () => accountIds[next++ % accountIds.length]!);
+    return Promise.all(lastGroup.map((id) => listOrders(database.db, reader(id), 'card', { page: 1, perPage: 10 })));
+  };
+  const turn = async (size: number) => {
+    const { count: pages, ms } = await repeatFor(seconds, async () => (await group(size)).length);
+    return { pages, ms };
+  };
+  try {
+    for (const size of GROUPS) await turn(size);
+    const figures = new Map<number, Array<{ pages: number; ms: number }>>(GROUPS.map((size) => [size, []]));
+    for (const size of [...GROUPS, ...[...GROUPS].reverse()]) figures.get(size)!.push(await turn(size));
+    const lines = ['| pages a statement | turn | pages/s | ms a page |', '|---:|---:|---:|---:|'];
+    for (const [size, turns] of figures) {
+      turns.forEach(({ pages, ms }, i) => lines.push(`| ${size} | ${i + 1} | ${Math.round((pages * 1000) / ms).toLocaleString('en')} | ${(ms / pages).toFixed(3)} |`));
+    }
+    await group(10);
+    const statement = sent as { text: string; params: readonly unknown[] } | null;
+    if (!statement) throw new Error('the order list sent no statement');
+    const codeLookups = timesRead(await planOf(database.sql, statement.text, statement.params, { analyze: true }), 'card_codes');
+    const [{ lines: pageLines }] = await database.sql<[{ lines: number }]>`
+      select count(*)::int as lines from unnest(${lastGroup}::int[]) a(id)
+      cross join lateral (select id from orders where account_id = a.id and kind = 'card' order by created_at desc, id desc limit 10) o
+      join order_lines l on l.order_id = o.id`;
+    lines.push('', `The statement of a group of 10 pages, EXPLAIN ANALYZE: card codes looked up ${codeLookups} times for ${pageLines} lines on its pages.`);
+    return [...lines, '', ...(await planCacheModes(url, statement, seconds))];
+  } finally {
+    await database.close();
+  }
+}
+
+/**
+ * What planning costs the list: `statement` (as the service sent it, prepared) run for `seconds` on a connection that
+ * plans each call (plan_cache_mode = force_custom_plan) and on one that keeps PostgreSQL's generic plan
+ * (force_generic_plan), in turns A, B, B, A; JIT off on both (a generic plan costed for pages of unknown size would be
+ * compiled at each call).
+ */
+async function planCacheModes(url: string, statement: { text: string; params: readonly unknown[] }, seconds: number): Promise<string[]> {
+  const modes = ['force_custom_plan', 'force_generic_plan'] as const;
+  const clients = modes.map((mode) =>
+    postgres(url, { max: 1, prepare: true, onnotice: () => {}, connection: { plan_cache_mode: mode, jit: 'off' } as Record<string, string> }),
+  );
+  const run = async (client: postgres.Sql) => {
+    const { count: calls, ms } = await repeatFor(seconds, async () => (await client.unsafe(statement.text, statement.params as never[]), 1));
+    return ms / calls;
+  };
+  try {
+    for (const client of clients) await run(client);
+    const lines = ['| plan_cache_mode | turn | ms a statement of 10 pages |', '|---|---:|---:|'];
+    const turns = [0, 1, 1, 0];
+    const figures: string[][] = [[], []];
+    for (const i of turns) figures[i]!.push((await run(clients[i]!)).toFixed(3));
+    modes.forEach((mode, i) => figures[i]!.forEach((ms, turn) => lines.push(`| ${mode} | ${turn + 1} | ${ms} |`)));
+    return lines;
+  } finally {
+    await Promise.all(clients.map((client) => client.end({ timeout: 5 })));
+  }
+}

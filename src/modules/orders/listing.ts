@@ -140,9 +140,9 @@ function entriesJson(kind: ProductKind, picked: SQL, asset: SQL): SQL {
       join ${product} p on p.id = s.${sql.identifier(serviceProduct.name)}
       left join reviews r on r.account_id = o.account_id and r.reviewable_type = ${kind} and r.reviewable_id = p.id
     ),
-    -- Built once for the page: the page is guessed at one order (its size is a parameter), so an inlined aggregate sat
-    -- inside a nested loop over the page's orders and was built again for each of them (each line's text ten times on
-    -- a page of ten: half the list's database time).
+    -- Built once for the page: the page may be guessed at one order (its size is a parameter), and an inlined aggregate
+    -- then sat inside a nested loop over the page's orders and was built again for each of them (64 code lookups for a
+    -- page of ten one-line orders).
     lines as materialized (
       select order_id, ${jsonArray(sql`line`, sql`id`)} as lines, ${jsonArray(sql`review`, sql`id`)} as reviews
       from line_rows group by order_id

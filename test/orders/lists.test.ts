@@ -244,16 +244,33 @@ describe('A16 get-card/orders in one statement', () => {
     await app.services.sql`update order_lines set codes_owed = codes_owed - ${codes.length} where id = ${line!.id}`;
   }
 
-  /** The statements the service sends while `work` runs. */
-  async function statementsDuring(work: () => Promise<unknown>): Promise<string[]> {
+  /** The statements the service sends while `work` runs, with their values. */
+  async function sentDuring(work: () => Promise<unknown>): Promise<Array<{ text: string; params: unknown[] }>> {
     const spy = vi.spyOn(app.services.sql, 'unsafe');
     try {
       await work();
-      return spy.mock.calls.map(([text]) => String(text));
+      return spy.mock.calls.map(([text, params]) => ({ text: String(text), params: (params ?? []) as unknown[] }));
     } finally {
       spy.mockRestore();
     }
   }
+
+  /** The texts of the statements the service sends while `work` runs. */
+  const statementsDuring = async (work: () => Promise<unknown>) => (await sentDuring(work)).map(({ text }) => text);
+
+  /** The order list's statement among those sent while `work` runs (the one that reads order_lines). */
+  async function listingDuring(work: () => Promise<unknown>): Promise<{ text: string; params: unknown[] }> {
+    const listing = (await sentDuring(work)).find(({ text }) => /\border_lines\b/.test(text));
+    expect(listing).toBeDefined();
+    return listing!;
+  }
+
+  /** The plan of `statement` under `settings` (SET LOCAL, e.g. `enable_nestloop = off`), analyzed if asked. */
+  const planUnder = (settings: string[], { text, params }: { text: string; params: unknown[] }, options?: { analyze?: boolean }) =>
+    app.services.sql.begin(async (tx) => {
+      for (const setting of settings) await tx.unsafe(`set local ${setting}`);
+      return planOf(tx, text, params, options);
+    });
 
   it('pages orders of several lines with several codes each, with one statement per page', async () => {
     const me = await buyer(app);
@@ -390,60 +407,37 @@ describe('A16 get-card/orders in one statement', () => {
       select id, ${card.services[0]!.id}, ${card.id}, 1, 10, 0, 10, 10 from orders where account_id = ${me.keys.id}`;
     await sql`analyze orders, order_lines`;
 
-    const spy = vi.spyOn(sql, 'unsafe');
     let first: Json = {};
-    let listing: Parameters<typeof sql.unsafe> | undefined;
-    try {
-      first = await page(me.api, '/api/get-card/orders?per_page=100');
-      listing = spy.mock.calls.find(([text]) => /\border_lines\b/.test(String(text)));
-    } finally {
-      spy.mockRestore();
-    }
+    const listing = await listingDuring(async () => (first = await page(me.api, '/api/get-card/orders?per_page=100')));
     expect(first.data.map((o: Json) => o.utr)).toEqual(Array.from({ length: 100 }, (_, i) => `CBULK${String(30000 - i).padStart(8, '0')}`));
-    expect(listing).toBeDefined();
-    const [statement, params] = [String(listing![0]), (listing![1] ?? []) as unknown[]];
     const scannedIn = (plan: PlanNode) => {
       const scanned: string[] = [];
       walkPlan(plan, (node) => node['Node Type'] === 'Seq Scan' && scanned.push(node['Relation Name']!));
       return scanned;
     };
-    const planned = scannedIn(await planOf(sql, statement, params));
+    const planned = scannedIn(await planOf(sql, listing.text, listing.params));
     expect(planned).not.toContain('orders');
     expect(planned).not.toContain('order_lines');
     // How large the planner guesses the page to be depends on the statistics of the whole database (every test's
     // accounts): planned with nested loops costed dear, as a page guessed at thousands of orders makes them, the lines
     // must still be read by their orders.
-    const misjudged = await sql.begin(async (tx) => {
-      await tx`set local enable_nestloop = off`;
-      return planOf(tx, statement, params);
-    });
-    expect(scannedIn(misjudged)).not.toContain('order_lines');
+    expect(scannedIn(await planUnder(['enable_nestloop = off'], listing))).not.toContain('order_lines');
   });
 
   it("writes each line of the page once: its codes are looked up once per line, not once per line for every order of the page", async () => {
-    // The page's orders are guessed at one row (their number is a parameter), so the planner rescanned the aggregate of
-    // the page's lines for each order of the page: ten orders built every line's text ten times.
+    // The page's orders may be guessed at one row (their number is a parameter), and the planner then rescanned the
+    // aggregate of the page's lines for each order of the page (64 code lookups for these ten lines).
     const me = await buyer(app);
     const card = await createCard(app.services.db, { name: 'Once', services: [{ name: 'Once 5', price: '5.00' }] });
     for (let i = 0; i < 10; i++) {
       await expectJson(await me.api.postJson('/api/card/make-order', { service_ids: [card.services[0]!.id], quantities: [1] }), 200);
     }
-    const spy = vi.spyOn(app.services.sql, 'unsafe');
-    let listing: Parameters<typeof app.services.sql.unsafe> | undefined;
-    try {
-      expect((await page(me.api, '/api/get-card/orders')).data).toHaveLength(10);
-      listing = spy.mock.calls.find(([text]) => /\border_lines\b/.test(String(text)));
-    } finally {
-      spy.mockRestore();
-    }
+    let listed: Json = {};
+    const listing = await listingDuring(async () => (listed = await page(me.api, '/api/get-card/orders')));
+    expect(listed.data).toHaveLength(10);
     // Planned as a page guessed at one order is: nested loops, their inner side not kept (hash joins or a Materialize
     // node, which other statistics bring, build the lines once whatever the statement says).
-    const plan = await app.services.sql.begin(async (tx) => {
-      await tx`set local enable_hashjoin = off`;
-      await tx`set local enable_mergejoin = off`;
-      await tx`set local enable_material = off`;
-      return planOf(tx, String(listing![0]), (listing![1] ?? []) as unknown[], { analyze: true });
-    });
+    const plan = await planUnder(['enable_hashjoin = off', 'enable_mergejoin = off', 'enable_material = off'], listing, { analyze: true });
     expect(timesRead(plan, 'card_codes')).toBe(10);
   });
 

@@ -379,7 +379,6 @@ async function measureService(report: Report, { sql }: Database, data: Data): Pr
   let secondWorker: Child | null = null;
   let secondApi: Child | null = null;
   let unnamedApi: Child | null = null;
-  let clustered: Child | null = null;
   const target: Target = {
     baseUrl: `http://127.0.0.1:${port}`,
     seconds: size.seconds,
@@ -391,11 +390,9 @@ async function measureService(report: Report, { sql }: Database, data: Data): Pr
       'worker-2': secondWorker?.process.pid,
       'api-2': secondApi?.process.pid,
       'api-unnamed-statements': unnamedApi?.process.pid,
-      'service (cluster)': clustered?.process.pid,
-      'its worker process (cluster)': childOf(clustered?.process.pid),
     }),
     ensureRunning: () => {
-      (clustered ?? service).ensureRunning();
+      service.ensureRunning();
       secondWorker?.ensureRunning();
       secondApi?.ensureRunning();
     },
@@ -495,24 +492,17 @@ async function measureService(report: Report, { sql }: Database, data: Data): Pr
 
   await sleep(2000);
   await api2.stop();
-
-  step('queues over a 3-master Redis Cluster (a slot per queue, QUEUE_SHARDS=3) against one Redis, the same load just before');
-  const shardRows = async (where: 'one-redis' | 'cluster', [placementBase, e2eBase]: [string, string]) => {
-    report.add(`shards.placement.card.${where}`, await measureHttp(target, cardOrders(catalog, tokens)), placementBase);
-    await drain(target);
-    report.add(`shards.e2e.card.${where}`, await endToEnd(target, cardOrders(catalog, tokens), size.e2eOrders), e2eBase);
-    await drain(target);
-    // Autocannon abandons its last in-flight requests: let the service finish them before SIGTERM.
-    await sleep(2000);
-  };
-  await shardRows('one-redis', ['placement.card', 'e2e.card.1-worker']);
   await service.stop();
+
+  step('queues over a 3-master Redis Cluster (a slot per queue, QUEUE_SHARDS=3) against one Redis, in turns');
   const cluster = await startRedisCluster();
   cleanups.push(() => cluster.stop());
-  clustered = await start('src/main.ts', { REDIS_URL: '', REDIS_CLUSTER_NODES: cluster.nodes, REDIS_PASSWORD: cluster.password, QUEUE_SHARDS: '3' });
-  await waitForReadyWorkers(target.baseUrl, clustered);
-  await shardRows('cluster', ['shards.placement.card.one-redis', 'shards.e2e.card.one-redis']);
-  await clustered.stop();
+  const clustered = { REDIS_URL: '', REDIS_CLUSTER_NODES: cluster.nodes, REDIS_PASSWORD: cluster.password, QUEUE_SHARDS: '3' };
+  const { a: oneRedis, b: overCluster } = await inFreshTurns(sql, catalog, tokens, ['one-redis', {}], ['cluster', clustered]);
+  report.add('shards.placement.card.one-redis', oneRedis.placement, 'placement.card');
+  report.add('shards.e2e.card.one-redis', oneRedis.e2e, 'e2e.card.1-worker');
+  report.add('shards.placement.card.cluster', overCluster.placement, 'shards.placement.card.one-redis');
+  report.add('shards.e2e.card.cluster', overCluster.e2e, 'shards.e2e.card.one-redis');
 }
 
 /** Waits until /ready says the worker process of the service is up (its queues may be anywhere Redis is). */
@@ -529,16 +519,34 @@ async function waitForReadyWorkers(baseUrl: string, child: Child): Promise<void>
 
 /**
  * Placement first (`PLACEMENT_FIRST`): on the service as `npm start` runs it, its worker process yielding to the busy
- * API (on) or not (off), in turns off, on, on, off (a service started for each turn): placement.card's load (warmed up,
- * measured, its orders fulfilled), then an end-to-end run (does fulfilment keep up while placement goes on?). Each row's
- * figures are its two turns' (rps the mean, p50 and p99 the higher).
+ * API (on) or not (off), in turns on services started for each (inFreshTurns).
  */
 async function comparePlacementFirst(report: Report, sql: Database['sql'], { catalog }: Data, tokens: string[]): Promise<void> {
   step('placement first: the service with its worker process yielding (PLACEMENT_FIRST=true) and not, in turns');
-  const turns = { off: { placement: [] as Measured[], e2e: [] as Measured[] }, on: { placement: [] as Measured[], e2e: [] as Measured[] } };
-  for (const mode of ['off', 'on', 'on', 'off'] as const) {
-    const service = await start('src/main.ts', { PLACEMENT_FIRST: String(mode === 'on') });
-    await waitForWorkers(1, service);
+  const { a: off, b: on } = await inFreshTurns(sql, catalog, tokens, ['off', { PLACEMENT_FIRST: 'false' }], ['on', { PLACEMENT_FIRST: 'true' }]);
+  report.add('placement-first.placement.card.off', off.placement, 'placement.card.api-only');
+  report.add('placement-first.placement.card.on', on.placement, 'placement-first.placement.card.off');
+  report.add('placement-first.e2e.card.off', off.e2e, 'fulfilment.card.drain');
+  report.add('placement-first.e2e.card.on', on.e2e, 'placement-first.e2e.card.off');
+}
+
+/**
+ * Two configurations of the service as `npm start` runs it, in turns A, B, B, A on a service started for each turn,
+ * so that neither is measured on a process warmed by the scenarios before it nor on tables the other left behind:
+ * placement.card's load (warmed up, measured, its orders fulfilled), then an end-to-end run (does fulfilment keep up
+ * while placement goes on?). Each configuration's figures are its two turns' (rps the mean, p50 and p99 the higher).
+ */
+async function inFreshTurns(
+  sql: Database['sql'],
+  catalog: Data['catalog'],
+  tokens: string[],
+  [aName, aEnv]: [string, Record<string, string>],
+  [bName, bEnv]: [string, Record<string, string>],
+): Promise<Record<'a' | 'b', { placement: Measured; e2e: Measured }>> {
+  const turns = { a: { placement: [] as Measured[], e2e: [] as Measured[] }, b: { placement: [] as Measured[], e2e: [] as Measured[] } };
+  for (const which of ['a', 'b', 'b', 'a'] as const) {
+    const service = await start('src/main.ts', which === 'a' ? aEnv : bEnv);
+    await waitForReadyWorkers(`http://127.0.0.1:${port}`, service);
     const target: Target = {
       baseUrl: `http://127.0.0.1:${port}`,
       seconds: size.seconds / 2,
@@ -548,18 +556,17 @@ async function comparePlacementFirst(report: Report, sql: Database['sql'], { cat
       pids: () => ({ service: service.process.pid, 'its worker process': childOf(service.process.pid) }),
       ensureRunning: () => service.ensureRunning(),
     };
-    turns[mode].placement.push(await measureHttp(target, cardOrders(catalog, tokens)));
+    turns[which].placement.push(await measureHttp(target, cardOrders(catalog, tokens)));
     await drain(target);
-    turns[mode].e2e.push(await endToEnd(target, cardOrders(catalog, tokens), size.e2eOrders / 2));
+    turns[which].e2e.push(await endToEnd(target, cardOrders(catalog, tokens), size.e2eOrders / 2));
     await drain(target);
+    // Autocannon abandons its last in-flight requests: let the service finish them before SIGTERM.
     await sleep(1000);
     await service.stop();
   }
-  const both = ([x, y]: Measured[]) => bothTurns(x!, y!, `in turns off, on, on, off; ${x!.note}; then ${y!.note}`);
-  report.add('placement-first.placement.card.off', both(turns.off.placement), 'placement.card.api-only');
-  report.add('placement-first.placement.card.on', both(turns.on.placement), 'placement-first.placement.card.off');
-  report.add('placement-first.e2e.card.off', both(turns.off.e2e), 'fulfilment.card.drain');
-  report.add('placement-first.e2e.card.on', both(turns.on.e2e), 'placement-first.e2e.card.off');
+  const order = `in turns ${aName}, ${bName}, ${bName}, ${aName} on a service started for each`;
+  const both = ([x, y]: Measured[]) => bothTurns(x!, y!, `${order}; ${x!.note}; then ${y!.note}`);
+  return { a: { placement: both(turns.a.placement), e2e: both(turns.a.e2e) }, b: { placement: both(turns.b.placement), e2e: both(turns.b.e2e) } };
 }
 
 /** Starts an entry point with the service's environment and waits for its health endpoint. */

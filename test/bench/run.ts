@@ -322,6 +322,8 @@ async function measureDrain(report: Report, sql: Database['sql']): Promise<void>
     pids: () => ({ 'worker process': worker?.process.pid }),
     ensureRunning: () => worker?.ensureRunning(),
   };
+  // The backlog as a shop's database would hold it: placed since the last scenario, vacuumed and analyzed since.
+  await keptAsAutovacuumWould(sql);
   const started = async () => {
     worker = spawnTs('workers/main.ts', serviceEnv, spawnOptions);
     cleanups.push(() => worker!.stop());
@@ -646,16 +648,21 @@ async function deliveriesSettled(
   };
 }
 
-/**
- * Between scenarios: the orders of the last one fulfilled, then the database kept as autovacuum keeps a shop's. This
- * host's PostgreSQL may run with autovacuum off (the test machines' does): then every scenario would run on the dead
- * rows and first-hour statistics of all those before it, and its statements on plans made for near-empty tables.
- */
+/** Between scenarios: the orders of the last one fulfilled, and the database kept as autovacuum would have. */
 async function drain(target: Target): Promise<void> {
   const pending = await waitForCardOrders(target);
   if (pending > 0) step(`warning: ${pending} card orders still in initiate`);
-  const [setting] = await target.sql`select current_setting('autovacuum') as autovacuum`;
-  if (setting!.autovacuum === 'off') await target.sql`vacuum analyze`;
+  await keptAsAutovacuumWould(target.sql);
+}
+
+/**
+ * VACUUM ANALYZE when the server runs with autovacuum off (the test machines' PostgreSQL does): a shop's tables are
+ * kept by autovacuum; without it a scenario would run on the dead rows of all those before it, and its statements on
+ * plans made from the statistics of a near-empty store.
+ */
+async function keptAsAutovacuumWould(sql: Database['sql']): Promise<void> {
+  const [setting] = await sql`select current_setting('autovacuum') as autovacuum`;
+  if (setting!.autovacuum === 'off') await sql`vacuum analyze`;
 }
 
 /** Removes every Redis key under the bench prefix (jobs, rate-limit counters). */

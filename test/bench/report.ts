@@ -43,8 +43,9 @@ const TARGETS: Target[] = [
     text: '≥1.0× completions, p50 ≤ 1 s, p99 ≤ 5 s',
   },
   { prefix: 'scale.', check: null, text: '' },
-  // Queues over a 3-master cluster against one Redis, the same load: spreading the queues costs nothing measurable (on
-  // this box Redis is not what limits an order; the masters' share of the queue traffic is the topology suite's).
+  // Queues over a 3-master cluster against one Redis, the same load in turns: what spreading the queues costs an order
+  // (on this box, the cluster client's CPU and the cluster's processes on the same two cores; the masters' share of
+  // the queue traffic is the topology suite's).
   { prefix: 'shards.placement.card.one-redis', check: null, text: '' },
   { prefix: 'shards.e2e.card.one-redis', check: null, text: '' },
   { prefix: 'shards.', check: (r) => (r.ratio ?? 0) >= 0.9 && r.errors === 0, text: '≥0.9× one Redis, 0 err' },

@@ -549,9 +549,10 @@ async function inFreshTurns(
   [bName, bEnv]: [string, Record<string, string>],
 ): Promise<Record<'a' | 'b', { placement: Measured; e2e: Measured }>> {
   const turns = { a: { placement: [] as Measured[], e2e: [] as Measured[] }, b: { placement: [] as Measured[], e2e: [] as Measured[] } };
+  // Each turn on tables as autovacuum would keep them: the first after whatever ran before the comparison, the others
+  // after the drain that ends the turn before.
+  await keptAsAutovacuumWould(sql);
   for (const which of ['a', 'b', 'b', 'a'] as const) {
-    // Each turn on tables as autovacuum would keep them: the first after whatever ran before the comparison.
-    await keptAsAutovacuumWould(sql);
     const service = await start('src/main.ts', which === 'a' ? aEnv : bEnv);
     await waitForReadyWorkers(`http://127.0.0.1:${port}`, service);
     const target: Target = {

@@ -463,6 +463,11 @@ const campaignServiceColumns = () => ({
   maxSell: integer('max_sell').notNull(),
   /** Set when the service reached max_sell and left the campaign; it is not listed any more. */
   leftAt: ts('left_at'),
+  /**
+   * The units the service sold at this campaign's price, as of when it last left it (paused, ended, overtaken or at
+   * its cap): if the campaign applies again, its `offered_sell` takes up from here rather than from 0.
+   */
+  sold: integer('sold').notNull().default(0),
 });
 
 export const campaignTopUpServices = pgTable(

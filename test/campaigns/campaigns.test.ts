@@ -3,6 +3,7 @@ import { startCampaignSync } from '../../workers/campaign-sync.js';
 import { syncCampaigns } from '../../src/modules/campaigns/service.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 import { shiftDays, createCampaign, createCard, createTopUp } from '../helpers/fixtures.js';
+import { adminOf, expectFailure, expectJson } from '../helpers/api.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -140,5 +141,62 @@ describe('campaign end (C9)', () => {
     await syncCampaigns(app.services.db, today);
     expect(await cardService(f.cardServiceId)).toMatchObject(ORIGINAL_CARD);
     expect(await topUpService(f.topUpServiceId)).toMatchObject({ price: '5.00', is_offered: 0 });
+  });
+});
+
+describe('campaign applying again (C9)', () => {
+  const membership = async (campaignId: number, cardServiceId: number) =>
+    (await app.services.sql`
+      select sold, left_at from campaign_card_services where campaign_id = ${campaignId} and card_service_id = ${cardServiceId}`)[0]!;
+
+  it('takes up the units sold where they stopped when a paused campaign runs again', async () => {
+    const f = await campaignFixture();
+    await syncCampaigns(app.services.db, today);
+    await app.services.sql`update card_services set offered_sell = 2 where id = ${f.cardServiceId}`;
+    await app.services.sql`update campaigns set status = 0 where id = ${f.campaignId}`;
+    await syncCampaigns(app.services.db, today);
+    expect(await cardService(f.cardServiceId)).toMatchObject({ ...ORIGINAL_CARD, offered_sell: 2 });
+    expect(await membership(f.campaignId, f.cardServiceId)).toEqual({ sold: 2, left_at: null });
+
+    await app.services.sql`update campaigns set status = 1 where id = ${f.campaignId}`;
+    await syncCampaigns(app.services.db, today);
+    // One unit of the 3 left at the campaign price, not 3 more.
+    expect(await cardService(f.cardServiceId)).toMatchObject({ price: '8.00', is_offered: 1, max_sell: 3, offered_sell: 2 });
+  });
+
+  it('takes up its count when a campaign that overtook it ends, and leaves for good one paused at its cap', async () => {
+    const f = await campaignFixture(shiftDays(-3), shiftDays(3));
+    await syncCampaigns(app.services.db, today);
+    await app.services.sql`update card_services set offered_sell = 1 where id = ${f.cardServiceId}`;
+    await app.services.sql`update top_up_services set offered_sell = 2 where id = ${f.topUpServiceId}`;
+    // A later campaign over the card service takes it (C9: the one that started last), then ends.
+    const later = await createCampaign(app.services.db, { start: shiftDays(-1), end: shiftDays(1), applied: false, cardServices: [{ serviceId: f.cardServiceId, price: '7', maxSell: 5 }] });
+    // The first campaign pauses with its top-up service at its cap: that membership is left for good.
+    await app.services.sql`update campaigns set status = 0 where id = ${f.campaignId}`;
+    await syncCampaigns(app.services.db, today);
+    expect(await cardService(f.cardServiceId)).toMatchObject({ price: '7.00', is_offered: 1, max_sell: 5, offered_sell: 0 });
+    expect(await membership(f.campaignId, f.cardServiceId)).toEqual({ sold: 1, left_at: null });
+    const [topUpMembership] = await app.services.sql`
+      select sold, left_at from campaign_top_up_services where campaign_id = ${f.campaignId} and top_up_service_id = ${f.topUpServiceId}`;
+    expect(topUpMembership!.sold).toBe(2);
+    expect(topUpMembership!.left_at).not.toBeNull();
+
+    await app.services.sql`update card_services set offered_sell = 4 where id = ${f.cardServiceId}`;
+    await app.services.sql`update campaigns set status = 1 where id = ${f.campaignId}`;
+    await syncCampaigns(app.services.db, shiftDays(2));
+    expect(await membership(later.id, f.cardServiceId)).toEqual({ sold: 4, left_at: null });
+    expect(await cardService(f.cardServiceId)).toMatchObject({ price: '8.00', is_offered: 1, max_sell: 3, offered_sell: 1 });
+    expect(await topUpService(f.topUpServiceId)).toMatchObject({ price: '5.00', is_offered: 0, offered_sell: 2 });
+  });
+
+  it('refuses a max_sell below the units a paused campaign sold', async () => {
+    const f = await campaignFixture();
+    await syncCampaigns(app.services.db, today);
+    await app.services.sql`update card_services set offered_sell = 2 where id = ${f.cardServiceId}`;
+    await expectJson(await adminOf(app)('PATCH', `/campaigns/${f.campaignId}`, { status: 0 }), 200);
+    const lowered = await adminOf(app)('PATCH', `/campaigns/${f.campaignId}`, { card_services: [{ id: f.cardServiceId, price: '8', max_sell: 1 }] });
+    expect(await expectFailure(lowered, 422)).toEqual(['The card services.0.max sell field must be at least 2, the units already sold in this campaign.']);
+    await expectJson(await adminOf(app)('PATCH', `/campaigns/${f.campaignId}`, { card_services: [{ id: f.cardServiceId, price: '8', max_sell: 2 }] }), 200);
+    expect(await membership(f.campaignId, f.cardServiceId)).toMatchObject({ sold: 2 });
   });
 });

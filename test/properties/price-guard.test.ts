@@ -1,9 +1,10 @@
 /**
  * C24's price guard, model-based: fast-check command sequences against the real service (an API on its own database,
- * orders through HTTP, prices changed through the admin API). A model knows every price, the campaign units left and
- * the balance, and so what each order costs; after every command the service must agree with it: an order above its
- * max_price refused with both figures and nothing moved, one within it placed and debited exactly, a replay under an
- * Idempotency-Key never debited twice, the ledger always summing to the balance.
+ * orders through HTTP, prices changed and the campaign paused and run again through the admin API). A model knows every
+ * price, the campaign units left (C9: at most max_sell at its price, however often it is paused) and the balance, and
+ * so what each order costs; after every command the service must agree with it: an order above its max_price refused
+ * with both figures and nothing moved, one within it placed and debited exactly, a replay under an Idempotency-Key
+ * never debited twice, the ledger always summing to the balance.
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,12 +26,14 @@ type Model = {
   /** Regular unit prices in cents by service position; position 0 is also in a campaign. */
   prices: number[];
   campaignLeft: number;
+  /** Whether the campaign runs (an operator may pause it and run it again: C9, its count goes on where it stopped). */
+  campaignOn: boolean;
   balance: number;
   orders: number;
   /** Orders placed under an Idempotency-Key: the request and its utr. */
   keyed: Array<{ key: string; body: Record<string, unknown>; utr: string }>;
 };
-type Real = { api: Awaited<ReturnType<typeof buyer>>['api']; accountId: number; serviceIds: number[] };
+type Real = { api: Awaited<ReturnType<typeof buyer>>['api']; accountId: number; serviceIds: number[]; campaignId: number };
 type Line = { service: number; quantity: number };
 
 /** What the model says an order costs: campaign units first at the campaign price, the rest at the regular one. */
@@ -38,7 +41,7 @@ function cost(m: Model, lines: Line[]): { total: number; campaignUnits: number }
   let total = 0;
   let campaignUnits = 0;
   for (const { service, quantity } of lines) {
-    const campaign = service === 0 ? Math.min(quantity, m.campaignLeft) : 0;
+    const campaign = service === 0 && m.campaignOn ? Math.min(quantity, m.campaignLeft) : 0;
     campaignUnits += campaign;
     total += campaign * CAMPAIGN_UNIT + (quantity - campaign) * m.prices[service]!;
   }
@@ -111,6 +114,18 @@ class Reprice implements fc.AsyncCommand<Model, Real> {
   toString = () => `service ${this.service} costs ${fromCents(this.cents)}`;
 }
 
+/** An operator pauses the campaign or runs it again through the admin API: the units it sold stay counted. */
+class SwitchCampaign implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly on: boolean) {}
+  check = (m: Readonly<Model>) => m.campaignOn !== this.on;
+  async run(m: Model, r: Real) {
+    await expectJson(await adminOf(app)('PATCH', `/campaigns/${r.campaignId}`, { status: this.on ? 1 : 0 }), 200);
+    m.campaignOn = this.on;
+    await agrees(m, r);
+  }
+  toString = () => (this.on ? 'campaign runs again' : 'campaign paused');
+}
+
 /** The balance, the campaign counter, the number of orders and the ledger are what the model says. */
 async function agrees(m: Model, r: Real) {
   const [row] = await app.services.sql`
@@ -136,20 +151,21 @@ const commands = fc.commands(
     fc.tuple(fc.nat(), fc.boolean()).map(([which, otherLimit]) => new Replay(which, otherLimit)),
     // The services outside the campaign (a campaign service's regular price is the campaign's to keep).
     fc.tuple(fc.integer({ min: 1, max: 2 }), fc.integer({ min: 1, max: 4000 })).map(([service, cents]) => new Reprice(service, cents)),
+    fc.boolean().map((on) => new SwitchCampaign(on)),
   ],
   { maxCommands: 12 },
 );
 
 describe('the price guard (C24), model-based', () => {
-  it('an order is placed exactly when it costs at most its max_price and the balance, and debited exactly once', { timeout: 120_000 }, async () => {
+  it('an order is placed exactly when it costs at most its max_price and the balance, debited exactly once, and at most max_sell units at the campaign price', { timeout: 120_000 }, async () => {
     let sequences = 0;
     await fc.assert(
       fc.asyncProperty(commands, async (sequence) => {
         const { keys, api } = await buyer(app, '120.00');
         const card = await createCard(app.services.db, { services: [{ price: '10.00' }, { price: '3.35' }, { price: '19.99' }] });
-        await createCampaign(app.services.db, { cardServices: [{ serviceId: card.services[0]!.id, price: '6.00', discount: '1.00', maxSell: CAMPAIGN_MAX_SELL }] });
-        const model: Model = { prices: [1000, 335, 1999], campaignLeft: CAMPAIGN_MAX_SELL, balance: 12000, orders: 0, keyed: [] };
-        await fc.asyncModelRun(() => ({ model, real: { api, accountId: keys.id, serviceIds: card.services.map((s) => s.id) } }), sequence);
+        const campaign = await createCampaign(app.services.db, { cardServices: [{ serviceId: card.services[0]!.id, price: '6.00', discount: '1.00', maxSell: CAMPAIGN_MAX_SELL }] });
+        const model: Model = { prices: [1000, 335, 1999], campaignLeft: CAMPAIGN_MAX_SELL, campaignOn: true, balance: 12000, orders: 0, keyed: [] };
+        await fc.asyncModelRun(() => ({ model, real: { api, accountId: keys.id, serviceIds: card.services.map((s) => s.id), campaignId: campaign.id } }), sequence);
         sequences += 1;
       }),
       { numRuns: 40, seed: Number(process.env.PRICE_GUARD_SEED ?? Date.now() % 2 ** 31) },

@@ -15,13 +15,13 @@ export const campaignPrecedence = sql`${campaigns.startDate} desc, ${campaigns.i
 /**
  * The membership that applies to the service `serviceId` (a column or value) on `today`: of a live
  * campaign, not left at its cap, first by precedence. A subquery of at most one row: campaign_id, price,
- * discount, discount_type, max_sell.
+ * discount, discount_type, max_sell, sold (the units sold in it before, see schema.ts).
  */
 export const applicableMembership = (kind: ProductKind, serviceId: SQL, today: SQL | string) => {
   const { members, memberService } = PRODUCT_KINDS[kind];
   return sql`(
     select ${members.campaignId} as campaign_id, ${members.price} as price, ${members.discount} as discount,
-           ${members.discountType} as discount_type, ${members.maxSell} as max_sell
+           ${members.discountType} as discount_type, ${members.maxSell} as max_sell, ${members.sold} as sold
     from ${members} join ${campaigns} on ${campaigns.id} = ${members.campaignId}
     where ${memberService} = ${serviceId} and ${members.leftAt} is null and ${campaignIsLive(today)}
     order by ${campaignPrecedence}

@@ -1,4 +1,4 @@
-import { and, asc, eq, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, isNull, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.js';
 import {
   campaignCardServices,
@@ -47,29 +47,41 @@ const restorePricing = () => sql`
   discount_type = coalesce(old_data->>'discount_type', discount_type),
   is_offered = 0, campaign_id = null, campaign_data = null, old_data = null, updated_at = now()`;
 
-async function leaveAtCap(tx: DbOrTx, { service: services, members, memberService }: KindTables): Promise<number> {
-  const left = await tx.execute<{ id: number; campaign_id: number }>(sql`
-    update ${services} s set ${restorePricing()}
-    from (select id, campaign_id from ${services} where is_offered = 1 and offered_sell >= max_sell for no key update) capped
-    where s.id = capped.id
-    returning s.id, capped.campaign_id`);
-  for (const { id, campaign_id: campaignId } of left) {
-    await tx.execute(sql`
-      update ${members} set left_at = now()
-      where ${memberService} = ${id} and ${members.campaignId} = ${campaignId} and ${members.leftAt} is null`);
-  }
-  return left.length;
+/**
+ * Takes the services `leaving` selects (their id and campaign_id, locked) out of their campaign: their own pricing
+ * back, and the units sold kept on the membership, so that a campaign paused, moved or overtaken and then applying
+ * again takes up its count where it stopped (C9: never more than max_sell units at its price); a membership at its
+ * cap is left for good (`left_at`). The count stays on the service too (C9: a service that left keeps it).
+ */
+async function leave(tx: DbOrTx, { service: services, members, memberService }: KindTables, leaving: SQL): Promise<number> {
+  const [row] = await tx.execute<{ left: number }>(sql`
+    with gone as (
+      update ${services} s set ${restorePricing()}
+      from (${leaving}) l
+      where s.id = l.id
+      returning s.id, l.campaign_id, s.offered_sell, s.max_sell),
+    kept as (
+      update ${members} set sold = gone.offered_sell,
+        left_at = case when gone.offered_sell >= gone.max_sell then coalesce(${members.leftAt}, now()) else ${members.leftAt} end
+      from gone
+      where ${memberService} = gone.id and ${members.campaignId} = gone.campaign_id)
+    select count(*)::int as left from gone`);
+  return row!.left;
 }
 
-async function restoreInapplicable(tx: DbOrTx, kind: 'card' | 'top_up', today: string): Promise<number> {
-  const { service: services } = PRODUCT_KINDS[kind];
-  const restored = await tx.execute(sql`
-    update ${services} s set ${restorePricing()}
-    where s.is_offered = 1
-      and s.campaign_id is distinct from (select campaign_id from ${applicableMembership(kind, sql`s.id`, today)} m)
-    returning s.id`);
-  return restored.length;
-}
+/** The services at their cap leave their campaign for good. */
+const leaveAtCap = (tx: DbOrTx, tables: KindTables) =>
+  leave(tx, tables, sql`select id, campaign_id from ${tables.service} where is_offered = 1 and offered_sell >= max_sell for no key update`);
+
+/** The services whose campaign no longer applies (ended, disabled, moved, overtaken) leave it. */
+const restoreInapplicable = (tx: DbOrTx, kind: 'card' | 'top_up', today: string) =>
+  leave(
+    tx,
+    PRODUCT_KINDS[kind],
+    sql`select s.id, s.campaign_id from ${PRODUCT_KINDS[kind].service} s
+      where s.is_offered = 1 and s.campaign_id is distinct from (select campaign_id from ${applicableMembership(kind, sql`s.id`, today)} m)
+      for no key update of s`,
+  );
 
 async function applyApplicable(tx: DbOrTx, kind: 'card' | 'top_up', today: string): Promise<number> {
   const { service: services } = PRODUCT_KINDS[kind];
@@ -83,9 +95,10 @@ async function applyApplicable(tx: DbOrTx, kind: 'card' | 'top_up', today: strin
     discount: string;
     discount_type: DiscountType;
     max_sell: number;
+    sold: number;
   }>(sql`
     select s.id, s.price as own_price, s.discount as own_discount, s.discount_type as own_discount_type,
-           m.campaign_id, m.price, m.discount, m.discount_type, m.max_sell
+           m.campaign_id, m.price, m.discount, m.discount_type, m.max_sell, m.sold
     from ${services} s cross join lateral ${applicableMembership(kind, sql`s.id`, today)} m
     where s.is_offered = 0`);
   for (const row of candidates) {
@@ -95,7 +108,7 @@ async function applyApplicable(tx: DbOrTx, kind: 'card' | 'top_up', today: strin
       update ${services}
       set old_data = ${JSON.stringify(own)}::jsonb, campaign_data = ${JSON.stringify(offer)}::jsonb,
           price = ${offer.price}::numeric, discount = ${offer.discount}::numeric, discount_type = ${offer.discount_type},
-          is_offered = 1, campaign_id = ${row.campaign_id}, max_sell = ${row.max_sell}, offered_sell = 0, updated_at = now()
+          is_offered = 1, campaign_id = ${row.campaign_id}, max_sell = ${row.max_sell}, offered_sell = ${row.sold}, updated_at = now()
       where id = ${row.id} and is_offered = 0`);
   }
   return candidates.length;

@@ -72,7 +72,8 @@ async function campaignView(tx: Tx, id: number): Promise<CampaignView> {
 /**
  * Adds or reprices the campaign's services of one kind. Every service named must exist (422 otherwise). A
  * service this campaign already prices takes the new pricing at once and keeps its `offered_sell`, so `max_sell`
- * may not go below the units already sold (C9: `offered_sell` never exceeds `max_sell`).
+ * may not go below the units already sold, while it carries the campaign or before it left it (C9: `offered_sell`
+ * never exceeds `max_sell`).
  */
 async function saveMembers(tx: Tx, kind: ProductKind, campaignId: number, list: CampaignMember[]) {
   if (list.length === 0) return;
@@ -86,14 +87,21 @@ async function saveMembers(tx: Tx, kind: ProductKind, campaignId: number, list: 
     .orderBy(asc(service.id))
     .for('no key update');
   const byId = new Map(rows.map((r) => [r.id, r]));
+  // The units each service sold in this campaign before it last left it (paused, moved, overtaken).
+  const soldBefore = new Map(
+    (await tx.select({ id: memberService, sold: table.sold }).from(table).where(and(eq(table.campaignId, campaignId), inArray(memberService, list.map((m) => m.id))))).map(
+      (r) => [r.id, r.sold],
+    ),
+  );
   const entries = list.map((m, i) => {
     const row = byId.get(m.id);
     if (!row) throw validationError([`The selected ${label}.${i}.id is invalid.`]);
     const pricing = { price: fromCents(toCents(m.price)), discount: fromCents(toCents(m.discount ?? '0')), discountType: m.discount_type ?? 'flat' };
     const problem = discountProblem(pricing);
     if (problem) throw validationError([`The ${label}.${i}.discount field ${problem}`]);
-    if (row.isOffered === ACTIVE && row.campaignId === campaignId && m.max_sell < row.offeredSell) {
-      throw validationError([`The ${label}.${i}.max sell field must be at least ${row.offeredSell}, the units already sold in this campaign.`]);
+    const sold = row.isOffered === ACTIVE && row.campaignId === campaignId ? row.offeredSell : (soldBefore.get(m.id) ?? 0);
+    if (m.max_sell < sold) {
+      throw validationError([`The ${label}.${i}.max sell field must be at least ${sold}, the units already sold in this campaign.`]);
     }
     return { id: m.id, price: pricing.price, discount: pricing.discount, discount_type: pricing.discountType, max_sell: m.max_sell, campaign_data: toSnapshot(pricing, m.max_sell) };
   });

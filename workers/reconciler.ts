@@ -1,7 +1,7 @@
 import { runPeriodically } from '../src/db/periodic.js';
 import type { Tx } from '../src/db/client.js';
-import { servicesReadyToRestock } from '../src/modules/fulfilment/index.js';
-import { nextRoutingStep, ordersNotMovedOn, type WaitingCursor, type WaitingOrder } from '../src/modules/order-state/index.js';
+import { servicesReadyToRestock, TEST_WAIT_MS } from '../src/modules/fulfilment/index.js';
+import { nextRoutingStep, ordersNotMovedOn, testRestocksDue, type WaitingCursor, type WaitingOrder } from '../src/modules/order-state/index.js';
 import { routingJobId, scheduleRoutingStep } from '../src/queues/index.js';
 import type { Services } from '../src/runtime/services.js';
 
@@ -28,7 +28,8 @@ export type ReconcilerOptions = {
  *   live job (Redis lost it, or it finished without moving the order on) gets the next step's job: the routing reads
  *   everything from PostgreSQL and moves the order through the delivery state machine, so running it again asks the
  *   provider that may have the order, and never sends it to another.
- * - Services with `stock_short` orders and free codes get a restock job.
+ * - Services with `stock_short` orders and free codes get a restock job. A test card order waiting `stock_short` (C25)
+ *   whose restock (its routing step's job, due 30 s after its last move) has no live job gets that job again.
  * Jobs are added once the run has committed: a job that ran before would not see the step it is the job of.
  */
 export function startReconciler(services: Services, options: ReconcilerOptions = {}) {
@@ -57,12 +58,22 @@ export function startReconciler(services: Services, options: ReconcilerOptions =
       const step = await nextRoutingStep(tx, order.id, order.routingStep);
       if (step !== null) steps.push({ order, step });
     }
+    // A test restock is the job of the step the order is at: the same step again, not the next one.
+    const restocksDue = await testRestocksDue(tx, { olderThanMs: TEST_WAIT_MS + staleAfterMs, limit: batchSize });
+    const restockStates = await Promise.all(restocksDue.map((order) => queues.routing.getJobState(routingJobId(order.utr, order.routingStep))));
+    const lostRestocks = restocksDue.filter((_, i) => restockStates[i] === 'unknown');
+    const finishedRestocks = restocksDue.flatMap((order, i) => {
+      const state = restockStates[i];
+      return state === 'failed' || state === 'completed' ? [{ order, state }] : [];
+    });
     const afterCommit = async () => {
       await Promise.all(lostCards.map((order) => queues.addFulfilment({ orderId: order.id, utr: order.utr }, order.utr)));
       for (const { order, state } of finishedCards) await (await queues.fulfilmentFor(order.id).getJob(order.utr))?.retry(state as 'failed' | 'completed');
       for (const { order, step } of steps) await scheduleRoutingStep(queues)(order, step, 0);
+      for (const order of lostRestocks) await scheduleRoutingStep(queues)(order, order.routingStep, 0);
+      for (const { order, state } of finishedRestocks) await (await queues.routing.getJob(routingJobId(order.utr, order.routingStep)))?.retry(state);
     };
-    return { count: lostCards.length + finishedCards.length + steps.length, afterCommit };
+    return { count: lostCards.length + finishedCards.length + steps.length + lostRestocks.length + finishedRestocks.length, afterCommit };
   }
 
   return runPeriodically(

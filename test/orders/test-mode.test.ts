@@ -15,6 +15,7 @@ import { waitFor } from '../helpers/system.js';
 import type { OrderField } from '../../src/db/schema.js';
 import { advanceTestOrder } from '../../src/modules/fulfilment/test-mode.js';
 import { newUtr, placeOrder } from '../../src/modules/orders/service.js';
+import { routingJobId } from '../../src/queues/index.js';
 
 let app: TestApp;
 const admin = (method: string, path: string, body?: unknown) => adminOf(app)(method, path, body);
@@ -147,6 +148,21 @@ describe('test card orders', () => {
       await Promise.all([testHooks.close(), liveHooks.close()]);
     }
   }, 60_000);
+
+  it('a stock_short order whose restock job Redis lost gets its restock all the same (the reconciler adds the job again)', async () => {
+    const s = await shop();
+    const card = await createCard(app.services.db, { services: [{ price: '1.00' }] });
+    const utr = await buyCard(s.testStore, card.services[0]!.id, 13);
+    await waitFor('stock_short', async () => (await statusOf(utr)) === 3);
+    // Redis loses the restock's delayed job, and the 30 s it waited for have passed.
+    const [order] = await app.services.sql<{ routing_step: number }[]>`select routing_step from orders where utr = ${utr}`;
+    const job = await app.services.queues.routing.getJob(routingJobId(utr, order!.routing_step));
+    expect(await job!.getState()).toBe('delayed');
+    await job!.remove();
+    await app.services.sql`update orders set updated_at = now() - interval '1 minute' where utr = ${utr}`;
+    await waitFor('the restock', async () => (await statusOf(utr)) === 1, 20_000);
+    expect(codesOf(await orderOf(s.testStore, utr))).toHaveLength(13);
+  }, 30_000);
 });
 
 describe('test top-ups', () => {

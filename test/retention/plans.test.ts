@@ -45,6 +45,7 @@ describe('the timers at volume (C23)', () => {
     for (const [timer, fragment] of [
       ['reconciler: waiting orders', 'awaiting_operator_since is null'],
       ['reconciler: orders owed codes', 'codes_owed > 0'],
+      ['reconciler: test restocks due', 'routing_step > 0'],
       ['webhook relay', 'set enqueued_at'],
       ['stock keeping: sales', 'delete from card_sales'],
       ['stock keeping: low stock', 'low_stock_threshold as threshold'],

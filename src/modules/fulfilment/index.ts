@@ -8,3 +8,4 @@ export { foldCardSales, restockCardService, servicesReadyToRestock } from './car
 export { refundOrder } from './refunds.js';
 export { completeTopUpOrder, settleAttemptForOperator } from './top-ups.js';
 export { advanceTopUpOrder, type SupplierRouting } from './top-up-routing.js';
+export { TEST_WAIT_MS } from './test-mode.js';

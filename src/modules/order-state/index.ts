@@ -4,4 +4,4 @@
  */
 export { statusObserver } from './events.js';
 export { nextRoutingStep } from './delivery.js';
-export { ordersNotMovedOn, type WaitingCursor, type WaitingOrder } from './waiting.js';
+export { ordersNotMovedOn, testRestocksDue, type WaitingCursor, type WaitingOrder } from './waiting.js';

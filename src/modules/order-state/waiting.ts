@@ -30,6 +30,22 @@ export async function ordersNotMovedOn(
 }
 
 /**
+ * Test card orders (C25) waiting `stock_short` for their restock, which is only the job of their routing step (a live
+ * order's restock is found by the stock it waits for), whose last move is more than `olderThanMs` ago: oldest first, at
+ * most `limit`. Read over the status index: the orders waiting `stock_short`, not the orders ever placed.
+ */
+export async function testRestocksDue(db: DbOrTx, { olderThanMs, limit }: { olderThanMs: number; limit: number }): Promise<WaitingOrder[]> {
+  const rows = await db.execute<{ id: number; utr: string; kind: ProductKind; created_at: string; routing_step: number }>(sql`
+    select id::float8 as id, utr, kind, created_at, routing_step
+    from ${orders}
+    where status = ${ORDER_STATUS.stock_short} and not livemode and kind = 'card' and routing_step > 0 and awaiting_operator_since is null
+      and updated_at < now() - ${olderThanMs} * interval '1 millisecond'
+    order by created_at, id
+    limit ${limit}`);
+  return rows.map((r) => ({ id: r.id, utr: r.utr, kind: r.kind, createdAt: r.created_at, routingStep: r.routing_step }));
+}
+
+/**
  * Per kind, the orders that have not moved on and no operator holds, and the age of the oldest (0 when none), for
  * the alert on orders stuck in `initiate`. A top-up whose provider answered pending or unknown is left out: status
  * queries and callbacks settle it, for up to PROVIDER_SETTLE_HOURS (provider_unsettled_orders counts those), and so

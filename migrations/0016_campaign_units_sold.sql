@@ -1,16 +1,27 @@
+-- The units each campaign membership sold so far, counted before the ALTERs below lock the membership tables (one pass
+-- over order_lines, which placement goes on writing meanwhile): every campaign unit of an order not refunded, and of a
+-- refunded card order the campaign units it was delivered (its refund gave back only the others).
+CREATE TEMP TABLE "campaign_units_sold" AS
+SELECT l."campaign_id", l."card_service_id", l."top_up_service_id",
+       sum(CASE WHEN o."status" <> 2 THEN l."campaign_units"
+                ELSE least(l."campaign_units", (SELECT count(*) FROM "card_codes" c WHERE c."order_line_id" = l."id")) END)::int AS "units"
+FROM "order_lines" l JOIN "orders" o ON o."id" = l."order_id"
+WHERE l."campaign_id" IS NOT NULL AND o."livemode"
+GROUP BY 1, 2, 3;--> statement-breakpoint
 ALTER TABLE "campaign_card_services" ADD COLUMN "sold" integer DEFAULT 0 NOT NULL;--> statement-breakpoint
 ALTER TABLE "campaign_top_up_services" ADD COLUMN "sold" integer DEFAULT 0 NOT NULL;--> statement-breakpoint
--- The units each membership sold so far, from the orders not refunded (a refunded order gave its units back), at most
--- its max_sell: a campaign that applies again takes up its count from here (C9).
 UPDATE "campaign_card_services" m SET "sold" = LEAST(m."max_sell", s."units")
-FROM (SELECT l."campaign_id", l."card_service_id", sum(l."campaign_units")::int AS "units"
-      FROM "order_lines" l JOIN "orders" o ON o."id" = l."order_id"
-      WHERE l."campaign_id" IS NOT NULL AND l."card_service_id" IS NOT NULL AND o."status" <> 2 AND o."livemode"
-      GROUP BY 1, 2) s
+FROM "campaign_units_sold" s
 WHERE m."campaign_id" = s."campaign_id" AND m."card_service_id" = s."card_service_id";--> statement-breakpoint
 UPDATE "campaign_top_up_services" m SET "sold" = LEAST(m."max_sell", s."units")
-FROM (SELECT l."campaign_id", l."top_up_service_id", sum(l."campaign_units")::int AS "units"
-      FROM "order_lines" l JOIN "orders" o ON o."id" = l."order_id"
-      WHERE l."campaign_id" IS NOT NULL AND l."top_up_service_id" IS NOT NULL AND o."status" <> 2 AND o."livemode"
-      GROUP BY 1, 2) s
-WHERE m."campaign_id" = s."campaign_id" AND m."top_up_service_id" = s."top_up_service_id";
+FROM "campaign_units_sold" s
+WHERE m."campaign_id" = s."campaign_id" AND m."top_up_service_id" = s."top_up_service_id";--> statement-breakpoint
+DROP TABLE "campaign_units_sold";--> statement-breakpoint
+-- A service carrying its campaign counts at least what the campaign sold: before this release, a campaign paused (or
+-- overtaken) and applying again started its count from 0.
+UPDATE "card_services" s SET "offered_sell" = m."sold"
+FROM "campaign_card_services" m
+WHERE s."is_offered" = 1 AND m."campaign_id" = s."campaign_id" AND m."card_service_id" = s."id" AND s."offered_sell" < m."sold";--> statement-breakpoint
+UPDATE "top_up_services" s SET "offered_sell" = m."sold"
+FROM "campaign_top_up_services" m
+WHERE s."is_offered" = 1 AND m."campaign_id" = s."campaign_id" AND m."top_up_service_id" = s."id" AND s."offered_sell" < m."sold";

@@ -189,7 +189,7 @@ describe('campaign applying again (C9)', () => {
     expect(await topUpService(f.topUpServiceId)).toMatchObject({ price: '5.00', is_offered: 0, offered_sell: 2 });
   });
 
-  it('refuses a max_sell below the units a paused campaign sold', async () => {
+  it('refuses a max_sell below the units a paused campaign sold, and one at them ends its run of that service', async () => {
     const f = await campaignFixture();
     await syncCampaigns(app.services.db, today);
     await app.services.sql`update card_services set offered_sell = 2 where id = ${f.cardServiceId}`;
@@ -198,5 +198,9 @@ describe('campaign applying again (C9)', () => {
     expect(await expectFailure(lowered, 422)).toEqual(['The card services.0.max sell field must be at least 2, the units already sold in this campaign.']);
     await expectJson(await adminOf(app)('PATCH', `/campaigns/${f.campaignId}`, { card_services: [{ id: f.cardServiceId, price: '8', max_sell: 2 }] }), 200);
     expect(await membership(f.campaignId, f.cardServiceId)).toMatchObject({ sold: 2 });
+    // Running again at its cap: the service keeps its own price and the campaign does not list it.
+    const resumed = await expectJson(await adminOf(app)('PATCH', `/campaigns/${f.campaignId}`, { status: 1 }), 200);
+    expect(await cardService(f.cardServiceId)).toMatchObject({ ...ORIGINAL_CARD, offered_sell: 2 });
+    expect(resumed.message.cards).toEqual([]);
   });
 });

@@ -47,7 +47,8 @@ beforeAll(async () => {
   secondUrl = `http://127.0.0.1:${port}`;
   secondApi = runEntry('src/main.ts', { ...cluster.env, RUN_WORKERS: 'false', PORT: String(port) });
   await waitForHttp(`${secondUrl}/health`, secondApi);
-});
+  // Four processes started one after the other, each compiling the service: on a busy 2-core host, past a minute.
+}, 180_000);
 afterAll(async () => {
   await secondApi?.stop();
   await cluster?.stop();

@@ -1,6 +1,6 @@
-import { sql, type SQL } from 'drizzle-orm';
+import { and, isNull, lt, sql, type SQL } from 'drizzle-orm';
 import { PRODUCT_KINDS } from '../../db/kinds.js';
-import { campaigns, type ProductKind } from '../../db/schema.js';
+import { campaignCardServices, campaigns, campaignTopUpServices, type ProductKind } from '../../db/schema.js';
 
 /**
  * C9, the one rule for which campaign applies, used by placement, sync, refunds and the catalog:
@@ -13,8 +13,15 @@ export const campaignIsLive = (today: SQL | string) =>
 export const campaignPrecedence = sql`${campaigns.startDate} desc, ${campaigns.id} desc`;
 
 /**
+ * A membership still in its campaign: not left at its cap, nor at it (the units sold before the campaign was paused or
+ * overtaken count). Placement, the sync, refunds, the catalog and the admin view all ask this.
+ */
+export const stillInCampaign = (members: typeof campaignCardServices | typeof campaignTopUpServices): SQL =>
+  and(isNull(members.leftAt), lt(members.sold, members.maxSell))!;
+
+/**
  * The membership that applies to the service `serviceId` (a column or value) on `today`: of a live
- * campaign, not left at its cap, first by precedence. A subquery of at most one row: campaign_id, price,
+ * campaign, not left at its cap nor at it (the units it sold before it was paused or overtaken), first by precedence. A subquery of at most one row: campaign_id, price,
  * discount, discount_type, max_sell, sold (the units sold in it before, see schema.ts).
  */
 export const applicableMembership = (kind: ProductKind, serviceId: SQL, today: SQL | string) => {
@@ -23,7 +30,7 @@ export const applicableMembership = (kind: ProductKind, serviceId: SQL, today: S
     select ${members.campaignId} as campaign_id, ${members.price} as price, ${members.discount} as discount,
            ${members.discountType} as discount_type, ${members.maxSell} as max_sell, ${members.sold} as sold
     from ${members} join ${campaigns} on ${campaigns.id} = ${members.campaignId}
-    where ${memberService} = ${serviceId} and ${members.leftAt} is null and ${campaignIsLive(today)}
+    where ${memberService} = ${serviceId} and ${stillInCampaign(members)} and ${campaignIsLive(today)}
     order by ${campaignPrecedence}
     limit 1)`;
 };

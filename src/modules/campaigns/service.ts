@@ -1,4 +1,4 @@
-import { and, asc, eq, isNull, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.js';
 import {
   campaignCardServices,
@@ -13,7 +13,7 @@ import {
 import { utcToday } from '../../lib/time.js';
 import { toSnapshot } from './pricing.js';
 import { ACTIVE, liveProduct, PRODUCT_KINDS, type KindTables } from '../../db/kinds.js';
-import { applicableMembership, campaignIsLive, campaignPrecedence } from './rule.js';
+import { applicableMembership, campaignIsLive, campaignPrecedence, stillInCampaign } from './rule.js';
 
 /** Serialises campaign syncs across processes (seed, API and worker hosts). */
 export const CAMPAIGN_SYNC_LOCK = 7301003;
@@ -115,7 +115,8 @@ async function applyApplicable(tx: DbOrTx, kind: 'card' | 'top_up', today: strin
 }
 
 /**
- * The campaign that applies on `today` (C9, the one rule of rule.ts) with the services still in it: memberships not left at their cap, of active services.
+ * The campaign that applies on `today` (C9, the one rule of rule.ts) with the services still in it: memberships not left at their cap
+ * nor at it, of active services.
  */
 export async function activeCampaign(db: DbOrTx, today: string) {
   const [campaign] = await db
@@ -131,14 +132,14 @@ export async function activeCampaign(db: DbOrTx, today: string) {
       .from(campaignTopUpServices)
       .innerJoin(topUpServices, eq(topUpServices.id, campaignTopUpServices.topUpServiceId))
       .innerJoin(topUps, eq(topUps.id, topUpServices.topUpId))
-      .where(and(eq(campaignTopUpServices.campaignId, campaign.id), isNull(campaignTopUpServices.leftAt), eq(topUpServices.status, ACTIVE), liveProduct('top_up')))
+      .where(and(eq(campaignTopUpServices.campaignId, campaign.id), stillInCampaign(campaignTopUpServices), eq(topUpServices.status, ACTIVE), liveProduct('top_up')))
       .orderBy(asc(topUpServices.id)),
     db
       .select({ service: cardServices })
       .from(campaignCardServices)
       .innerJoin(cardServices, eq(cardServices.id, campaignCardServices.cardServiceId))
       .innerJoin(cards, eq(cards.id, cardServices.cardId))
-      .where(and(eq(campaignCardServices.campaignId, campaign.id), isNull(campaignCardServices.leftAt), eq(cardServices.status, ACTIVE), liveProduct('card')))
+      .where(and(eq(campaignCardServices.campaignId, campaign.id), stillInCampaign(campaignCardServices), eq(cardServices.status, ACTIVE), liveProduct('card')))
       .orderBy(asc(cardServices.id)),
   ]);
   return { campaign, topUpServices: topUpRows.map((r) => r.service), cardServices: cardRows.map((r) => r.service) };

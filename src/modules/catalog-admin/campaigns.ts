@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import { ACTIVE, PRODUCT_KINDS } from '../../db/kinds.js';
 import { campaigns, type DiscountType, type ProductKind } from '../../db/schema.js';
@@ -6,6 +6,7 @@ import { validationError } from '../../core/errors.js';
 import { fromCents, toCents } from '../../lib/money.js';
 import { utcToday } from '../../lib/time.js';
 import { CAMPAIGN_SYNC_LOCK, syncCampaigns } from '../campaigns/service.js';
+import { stillInCampaign } from '../campaigns/rule.js';
 import { toSnapshot } from '../campaigns/pricing.js';
 import type { CampaignRow, CardServiceRow, TopUpServiceRow } from '../catalog/service.js';
 import { change, discountProblem, found, type Status, type CatalogAdminDeps } from './service.js';
@@ -55,7 +56,7 @@ async function members<K extends ProductKind>(tx: Tx, kind: K, campaignId: numbe
     .select({ service })
     .from(table)
     .innerJoin(service, eq(service.id, memberService))
-    .where(and(eq(table.campaignId, campaignId), isNull(table.leftAt)))
+    .where(and(eq(table.campaignId, campaignId), stillInCampaign(table)))
     .orderBy(asc(service.id));
   return rows.map((r) => r.service);
 }

@@ -45,11 +45,7 @@ export function startReconciler(services: Services, options: ReconcilerOptions =
     const states = await Promise.all(
       stale.map((order) => (order.routingStep > 0 ? queues.routing.getJobState(routingJobId(order.utr, order.routingStep)) : queues.fulfilmentFor(order.id).getJobState(order.utr))),
     );
-    // No live job: gone with Redis ('unknown'), or finished (failed for good, or done without moving the order on).
-    const jobless = stale.flatMap((order, i) => {
-      const state = states[i];
-      return state === 'unknown' || state === 'failed' || state === 'completed' ? [{ order, state }] : [];
-    });
+    const jobless = withoutLiveJob(stale, states);
     const lostCards = jobless.filter(({ order, state }) => order.kind === 'card' && state === 'unknown').map(({ order }) => order);
     const finishedCards = jobless.filter(({ order, state }) => order.kind === 'card' && state !== 'unknown');
     const steps: Array<{ order: WaitingOrder; step: number }> = [];
@@ -61,17 +57,15 @@ export function startReconciler(services: Services, options: ReconcilerOptions =
     // A test restock is the job of the step the order is at: the same step again, not the next one.
     const restocksDue = await testRestocksDue(tx, { olderThanMs: TEST_WAIT_MS + staleAfterMs, limit: batchSize });
     const restockStates = await Promise.all(restocksDue.map((order) => queues.routing.getJobState(routingJobId(order.utr, order.routingStep))));
-    const lostRestocks = restocksDue.filter((_, i) => restockStates[i] === 'unknown');
-    const finishedRestocks = restocksDue.flatMap((order, i) => {
-      const state = restockStates[i];
-      return state === 'failed' || state === 'completed' ? [{ order, state }] : [];
-    });
+    const joblessRestocks = withoutLiveJob(restocksDue, restockStates);
+    const lostRestocks = joblessRestocks.filter(({ state }) => state === 'unknown').map(({ order }) => order);
+    const finishedRestocks = joblessRestocks.filter(({ state }) => state !== 'unknown');
     const afterCommit = async () => {
       await Promise.all(lostCards.map((order) => queues.addFulfilment({ orderId: order.id, utr: order.utr }, order.utr)));
       for (const { order, state } of finishedCards) await (await queues.fulfilmentFor(order.id).getJob(order.utr))?.retry(state as 'failed' | 'completed');
       for (const { order, step } of steps) await scheduleRoutingStep(queues)(order, step, 0);
       for (const order of lostRestocks) await scheduleRoutingStep(queues)(order, order.routingStep, 0);
-      for (const { order, state } of finishedRestocks) await (await queues.routing.getJob(routingJobId(order.utr, order.routingStep)))?.retry(state);
+      for (const { order, state } of finishedRestocks) await (await queues.routing.getJob(routingJobId(order.utr, order.routingStep)))?.retry(state as 'failed' | 'completed');
     };
     return { count: lostCards.length + finishedCards.length + steps.length + lostRestocks.length + finishedRestocks.length, afterCommit };
   }
@@ -92,4 +86,12 @@ export function startReconciler(services: Services, options: ReconcilerOptions =
       };
     },
   );
+}
+
+/** The orders (with their job's state, in the same order) that have no live job: gone with Redis ('unknown'), or finished (failed for good, or done without moving the order on). */
+function withoutLiveJob<T>(orders: T[], states: string[]): Array<{ order: T; state: 'unknown' | 'failed' | 'completed' }> {
+  return orders.flatMap((order, i) => {
+    const state = states[i];
+    return state === 'unknown' || state === 'failed' || state === 'completed' ? [{ order, state }] : [];
+  });
 }

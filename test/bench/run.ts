@@ -441,8 +441,7 @@ async function measureService(report: Report, { sql }: Database, data: Data): Pr
     await drain(target);
     webhookTurns[which].delivered.push(await deliveriesSettled(sql, receiver, since, which === 'slow' ? slowEndpoint!.id : null));
   }
-  const turnsNote = 'measured in turns prompt, slow, slow, prompt';
-  const both = ([x, y]: Measured[]) => bothTurns(x!, y!, `${turnsNote}; ${x!.note}; then ${y!.note}`);
+  const both = (turns: Measured[]) => twoTurns('measured in turns prompt, slow, slow, prompt', turns);
   report.add('e2e.card.webhooks', both(webhookTurns.prompt.e2e), 'e2e.card.1-worker');
   report.add('webhooks.delivered', both(webhookTurns.prompt.delivered), 'e2e.card.webhooks');
   report.add('e2e.card.webhooks.slow-endpoint', both(webhookTurns.slow.e2e), 'e2e.card.webhooks');
@@ -579,10 +578,12 @@ async function inFreshTurns(
     await sleep(1000);
     await service.stop();
   }
-  const order = `in turns ${aName}, ${bName}, ${bName}, ${aName} on a service started for each`;
-  const both = ([x, y]: Measured[]) => bothTurns(x!, y!, `${order}; ${x!.note}; then ${y!.note}`);
+  const both = (measured: Measured[]) => twoTurns(`in turns ${aName}, ${bName}, ${bName}, ${aName} on a service started for each`, measured);
   return { a: { placement: both(turns.a.placement), e2e: both(turns.a.e2e) }, b: { placement: both(turns.b.placement), e2e: both(turns.b.e2e) } };
 }
+
+/** One row of a load's two turns (bothTurns), its note saying how the turns ran and what each leaned on. */
+const twoTurns = (how: string, [x, y]: Measured[]) => bothTurns(x!, y!, `${how}; ${x!.note}; then ${y!.note}`);
 
 /** Starts an entry point with the service's environment and waits for its health endpoint. */
 async function start(file: string, env: Record<string, string> = {}): Promise<Child> {

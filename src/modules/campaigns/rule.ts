@@ -20,9 +20,9 @@ export const stillInCampaign = (members: typeof campaignCardServices | typeof ca
   and(isNull(members.leftAt), lt(members.sold, members.maxSell))!;
 
 /**
- * The membership that applies to the service `serviceId` (a column or value) on `today`: of a live
- * campaign, not left at its cap nor at it (the units it sold before it was paused or overtaken), first by precedence. A subquery of at most one row: campaign_id, price,
- * discount, discount_type, max_sell, sold (the units sold in it before, see schema.ts).
+ * The membership that applies to the service `serviceId` (a column or value) on `today`: of a live campaign, still in
+ * it (stillInCampaign), first by precedence. A subquery of at most one row: campaign_id, price, discount,
+ * discount_type, max_sell, sold (the units sold in it before, see schema.ts).
  */
 export const applicableMembership = (kind: ProductKind, serviceId: SQL, today: SQL | string) => {
   const { members, memberService } = PRODUCT_KINDS[kind];

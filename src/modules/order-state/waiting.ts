@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client.js';
 import { orders, type ProductKind } from '../../db/schema.js';
 import { ORDER_STATUS } from './state.js';
@@ -18,15 +18,12 @@ export async function ordersNotMovedOn(
   { olderThanMs, cursor, limit }: { olderThanMs: number; cursor: WaitingCursor; limit: number },
 ): Promise<WaitingOrder[]> {
   const after = cursor ? sql`and (created_at, id) > (${cursor.createdAt}::timestamptz, ${cursor.id})` : sql``;
-  // float8: raw SQL reads bigint as text, and job payloads carry numeric ids.
-  const rows = await db.execute<{ id: number; utr: string; kind: ProductKind; created_at: string; routing_step: number }>(sql`
-    select id::float8 as id, utr, kind, created_at, routing_step
-    from ${orders} o
-    where status = ${ORDER_STATUS.initiate} and awaiting_operator_since is null
-      and created_at < now() - ${olderThanMs} * interval '1 millisecond' ${after}
-    order by created_at, id
-    limit ${limit}`);
-  return rows.map((r) => ({ id: r.id, utr: r.utr, kind: r.kind, createdAt: r.created_at, routingStep: r.routing_step }));
+  return waitingOrders(
+    db,
+    sql`status = ${ORDER_STATUS.initiate} and awaiting_operator_since is null
+      and created_at < now() - ${olderThanMs} * interval '1 millisecond' ${after}`,
+    limit,
+  );
 }
 
 /**
@@ -35,11 +32,21 @@ export async function ordersNotMovedOn(
  * most `limit`. Read over the status index: the orders waiting `stock_short`, not the orders ever placed.
  */
 export async function testRestocksDue(db: DbOrTx, { olderThanMs, limit }: { olderThanMs: number; limit: number }): Promise<WaitingOrder[]> {
+  return waitingOrders(
+    db,
+    sql`status = ${ORDER_STATUS.stock_short} and not livemode and kind = 'card' and routing_step > 0 and awaiting_operator_since is null
+      and updated_at < now() - ${olderThanMs} * interval '1 millisecond'`,
+    limit,
+  );
+}
+
+/** The orders `condition` picks, oldest first, at most `limit`. */
+async function waitingOrders(db: DbOrTx, condition: SQL, limit: number): Promise<WaitingOrder[]> {
+  // float8: raw SQL reads bigint as text, and job payloads carry numeric ids.
   const rows = await db.execute<{ id: number; utr: string; kind: ProductKind; created_at: string; routing_step: number }>(sql`
     select id::float8 as id, utr, kind, created_at, routing_step
     from ${orders}
-    where status = ${ORDER_STATUS.stock_short} and not livemode and kind = 'card' and routing_step > 0 and awaiting_operator_since is null
-      and updated_at < now() - ${olderThanMs} * interval '1 millisecond'
+    where ${condition}
     order by created_at, id
     limit ${limit}`);
   return rows.map((r) => ({ id: r.id, utr: r.utr, kind: r.kind, createdAt: r.created_at, routingStep: r.routing_step }));

@@ -48,7 +48,7 @@ export async function startWorkers(services: Services, options: WorkerOptions = 
     settleHours: config.PROVIDER_SETTLE_HOURS,
     settleBaseMs: options.settleBaseMs ?? config.PROVIDER_STATUS_QUERY_MS,
   };
-  const fulfilment = { db: services.db, metrics: services.metrics, suppliers };
+  const fulfilment = { db: services.db, metrics: services.metrics, orderPages: services.orderPages, suppliers };
   const sender = createWebhookSender();
   const delivery = {
     logger: services.logger,
@@ -68,7 +68,7 @@ export async function startWorkers(services: Services, options: WorkerOptions = 
       startQueueWorker(services, queue, FulfilmentJob, (job, { logger }) => fulfil(logger, job.orderId), Math.max(fulfilmentJobs(options.pace !== undefined), config.WORKER_CONCURRENCY)),
     ),
     startQueueWorker(services, queues.restock, RestockJob, (job, { logger }) =>
-      restockCardService(services.db, job.cardServiceId, statusObserver({ logger, metrics: services.metrics })),
+      restockCardService(services.db, job.cardServiceId, statusObserver({ logger, metrics: services.metrics, orderPages: services.orderPages })),
     ),
     startQueueWorker(services, queues.routing, RoutingJob, (job, { logger }) => advanceOrder({ ...fulfilment, logger }, job.orderId, job.step)),
     // Deliveries wait on the network, not on the database: many jobs at once (each sends up to 50), so the few a slow

@@ -97,6 +97,11 @@ const EnvSchema = z.object({
   /** Consecutive unknown outcomes of one provider that open its circuit, and how long it stays open before a probe. */
   PROVIDER_CIRCUIT_FAILURES: positiveInt.default(5),
   PROVIDER_CIRCUIT_OPEN_SECONDS: positiveInt.default(30),
+  /**
+   * How long a page of an order list is served from the API process's memory at most, while no change to its orders
+   * (or to the catalog they show) has been told since it was read; 0 reads every page from the database.
+   */
+  ORDER_PAGES_CACHE_MS: z.coerce.number({ error: 'must be a number' }).int({ error: 'must be a whole number' }).min(0).max(60_000).default(5000),
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
   /**
    * After SIGTERM, how long the API keeps serving while /ready answers 503, so that a load balancer's health

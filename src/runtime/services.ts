@@ -7,6 +7,9 @@ import { requestLoad, type RequestLoad } from '../lib/load.js';
 import { createLimiter, type LimiterFactory } from '../lib/rate-limit.js';
 import { connectRedis, type RedisClient } from '../lib/redis.js';
 import { SharedCache } from '../lib/shared-cache.js';
+import { ChangeStamps, ownedStamps, type OwnedStamps } from '../lib/change-stamps.js';
+import { StampedCache } from '../lib/stamped-cache.js';
+
 import { createQueues, queueLayout, shownName, type Queues } from '../queues/index.js';
 
 /** Everything a request handler, a worker or a CLI command may use; built once per process by createServices. */
@@ -24,6 +27,13 @@ export type Services = Database & {
   catalogCache: SharedCache;
   /** Bearer-token lookups (A1 tokens), 30 s at most. */
   tokenCache: SharedCache;
+  /** The stamps of the order lists' pages: a change to an account's orders, or to what every entry shows, drops them. */
+  orderPages: OwnedStamps;
+  /**
+   * Order list pages as the database wrote them (codes still sealed), each served while its stamp holds and for at most
+   * ORDER_PAGES_CACHE_MS.
+   */
+  orderPageCache: StampedCache<{ total: number | null; entries: string }>;
   /**
    * `draining`: set once the process starts draining (SIGTERM): /ready then answers 503, so a load balancer stops
    * sending (C21). `workers`: the state of the worker process `npm start` supervises (absent in other processes).
@@ -35,6 +45,9 @@ export type Services = Database & {
 
 /** A supervised worker process: forked and not ready yet, taking jobs, or ended and waiting for its next start. */
 export type WorkerProcessState = 'starting' | 'up' | 'down';
+
+/** The order list pages a process keeps, in characters of their text: about 32 MB. */
+const ORDER_PAGES_CACHE_CHARS = 32 * 2 ** 20;
 
 /** The queue states /metrics reports. */
 const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
@@ -65,6 +78,13 @@ export function createServices(config: Config, gauges: StoreGauges, { onQuery, l
   // without an invalidation; prices change only through campaign sync, which invalidates.
   const catalogCache = new SharedCache(subscriber, redis, `${config.BULLMQ_PREFIX}:catalog-changed`, 2000);
   const tokenCache = new SharedCache(subscriber, redis, `${config.BULLMQ_PREFIX}:tokens-changed`, 30_000);
+  // On the producers' connection: while Redis is away a stamp fails at once, and a page is read without the cache.
+  const pages = ownedStamps(new ChangeStamps(queueConnection, `${config.BULLMQ_PREFIX}:order-pages`));
+  const orderPageCache = new StampedCache<{ total: number | null; entries: string }>({
+    maxAgeMs: config.ORDER_PAGES_CACHE_MS,
+    maxSize: ORDER_PAGES_CACHE_CHARS,
+    sizeOf: (page) => page.entries.length,
+  });
   const metrics = createMetrics({
     // On the producers' connection: with Redis down it fails at once instead of queueing the commands.
     queueJobs: async () =>
@@ -99,6 +119,8 @@ export function createServices(config: Config, gauges: StoreGauges, { onQuery, l
     load: requestLoad(),
     catalogCache,
     tokenCache,
+    orderPages: pages,
+    orderPageCache,
     limiter,
     lifecycle: { draining: false },
     close: async (deadline = Date.now() + 5000) => {

@@ -1,6 +1,6 @@
 import postgres from 'postgres';
 import { connectDatabase } from '../../src/db/client.js';
-import { listOrders, type OrderReader } from '../../src/modules/orders/listing.js';
+import { fromDatabase, listOrders, type OrderReader } from '../../src/modules/orders/listing.js';
 import { planOf, timesRead } from '../helpers/query-plans.js';
 
 /** Runs `once` again and again for `seconds`: what the runs counted in all, and the milliseconds they took. */
@@ -36,7 +36,7 @@ export async function measureOrderList(url: string, accountIds: number[], second
   let lastGroup: number[] = [];
   const group = (size: number) => {
     lastGroup = Array.from({ length: size }, () => accountIds[next++ % accountIds.length]!);
-    return Promise.all(lastGroup.map((id) => listOrders(database.db, reader(id), 'card', { page: 1, perPage: 10 })));
+    return Promise.all(lastGroup.map((id) => listOrders(fromDatabase(database.db), reader(id), 'card', { page: 1, perPage: 10 })));
   };
   const turn = (size: number) => repeatFor(seconds, async () => (await group(size)).length);
   try {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Sql } from 'postgres';
 import type { Db } from '../../src/db/client.js';
-import { listOrders, findOrder, type OrderReader } from '../../src/modules/orders/listing.js';
+import { findOrder, fromDatabase, listOrders, type OrderReader } from '../../src/modules/orders/listing.js';
 import { newUtr, placeOrder, requestDigest } from '../../src/modules/orders/service.js';
 import { closedLoop } from './load.js';
 
@@ -157,14 +157,14 @@ export async function partitioningOperations(sql: Sql, data: PartitioningData): 
     {
       name: 'list.first-page',
       what: "an account's first page of card orders (10, newest first)",
-      run: (db) => listOrders(db, reader(pick(data.accountIds)), 'card', { page: 1, perPage: 10 }),
+      run: (db) => listOrders(fromDatabase(db), reader(pick(data.accountIds)), 'card', { page: 1, perPage: 10 }),
     },
     {
       name: 'list.deep-by-cursor',
       what: 'the page after an order anywhere in the history (next_page_url)',
       run: (db) => {
         const order = pick(picked);
-        return listOrders(db, reader(order.account_id), 'card', { page: 2, perPage: 10, after: order.utr });
+        return listOrders(fromDatabase(db), reader(order.account_id), 'card', { page: 2, perPage: 10, after: order.utr });
       },
     },
     {

@@ -33,6 +33,7 @@ function batched(maxSize = 32, inFlight = 1) {
     db: app.services.db,
     logger,
     metrics: app.services.metrics,
+    orderPages: app.services.orderPages,
     // No top-up here has routes or a TOPUP_PROVIDER: the routing hands it to an operator without calling anyone.
     suppliers: { settleHours: 24, settleBaseMs: 100 } as SupplierRouting,
   };

@@ -84,13 +84,13 @@ export const adminCommands: Record<string, CliCommand> = {
     description: 'Import card codes, one per line, then fulfil the waiting stock_short orders (all codes or none)',
     args: [CARD_SERVICE],
     options: [{ name: 'file', value: '<path>', description: 'the codes, one per line; - reads stdin', required: true }],
-    run: async ({ db, config, logger, metrics }, [id], { file }, io) => {
+    run: async ({ db, config, logger, metrics, orderPages }, [id], { file }, io) => {
       // Streamed: only one batch of codes is in memory at a time, whatever the file's size.
       const { input, size, bytesRead } = await openInput(io, 'file', String(file));
       const progress = io.progress(size, ['read', 'added', 'skipped']);
       try {
         // Restocks in this process, so the import works even where no worker runs.
-        return await importCodes({ db, codeKey: config.codeEncryptionKey, restock: restockHere(db, statusObserver({ logger, metrics })) }, Number(id), codeLines(input), (counts) =>
+        return await importCodes({ db, codeKey: config.codeEncryptionKey, restock: restockHere(db, statusObserver({ logger, metrics, orderPages })) }, Number(id), codeLines(input), (counts) =>
           progress.update(bytesRead(), counts),
         );
       } finally {
@@ -121,14 +121,14 @@ export const adminCommands: Record<string, CliCommand> = {
     description: 'Mark a top-up order delivered',
     args: [UTR],
     options: [{ name: 'note', value: '<text>', description: 'shown to the customer' }],
-    run: async ({ db, logger, metrics }, [utr], options) =>
-      completeTopUpOrder(db, utr!, optionsInput(CompleteOrderBody, options).note, statusObserver({ logger, metrics })),
+    run: async ({ db, logger, metrics, orderPages }, [utr], options) =>
+      completeTopUpOrder(db, utr!, optionsInput(CompleteOrderBody, options).note, statusObserver({ logger, metrics, orderPages })),
   },
   'orders:refund': {
     description: 'Refund an order that is not completed',
     args: [UTR],
     options: [{ name: 'reason', value: '<text>', description: 'kept with the refund', required: true }],
-    run: async ({ db, logger, metrics }, [utr], options) =>
-      refundForOperator(db, utr!, optionsInput(RefundOrderBody, options).reason, statusObserver({ logger, metrics })),
+    run: async ({ db, logger, metrics, orderPages }, [utr], options) =>
+      refundForOperator(db, utr!, optionsInput(RefundOrderBody, options).reason, statusObserver({ logger, metrics, orderPages })),
   },
 };

@@ -28,7 +28,7 @@ const DASHBOARD_PATH = '/admin/queues';
 const codesUpload = streamedBody('text/plain', LIMITS.MAX_UPLOAD_BYTES);
 
 /** Orders an operator moves: logged with the request's id, and counted. */
-const operatorMoves = (c: Context<AppEnv>) => statusObserver({ logger: requestLogger(c), metrics: c.get('services').metrics });
+const operatorMoves = (c: Context<AppEnv>) => statusObserver({ logger: requestLogger(c), metrics: c.get('services').metrics, orderPages: c.get('services').orderPages });
 
 /** C13 operator API and the queue dashboard, mounted at /admin. */
 export function adminRoutes(services: Services) {

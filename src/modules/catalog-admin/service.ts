@@ -28,15 +28,18 @@ import type { CardRow, CardServiceRow, CategoryRow, GatewayRow, TopUpRow, TopUpS
  * has committed every process drops its catalog cache, so the next catalog read anywhere shows it.
  */
 
-export type CatalogAdminDeps = Pick<Services, 'db' | 'catalogCache'>;
+export type CatalogAdminDeps = Pick<Services, 'db' | 'catalogCache' | 'orderPages'>;
 
 /** 1 shown and sold, 0 out of the catalog (its orders and reviews stay). */
 export type Status = 0 | 1;
 
-/** Runs one change (again when PostgreSQL gave it up for a deadlock), then invalidates the catalog everywhere. */
-export async function change<T>({ db, catalogCache }: CatalogAdminDeps, work: (tx: Tx) => Promise<T>): Promise<T> {
+/**
+ * Runs one change (again when PostgreSQL gave it up for a deadlock), then invalidates the catalog everywhere, and every
+ * order list page (their entries show the products' names, images and ratings, and the services' names).
+ */
+export async function change<T>({ db, catalogCache, orderPages }: CatalogAdminDeps, work: (tx: Tx) => Promise<T>): Promise<T> {
   const result = await retryingConflicts(() => db.transaction(work));
-  await catalogCache.invalidate();
+  await Promise.all([catalogCache.invalidate(), orderPages.allChanged()]);
   return result;
 }
 

@@ -11,7 +11,7 @@ export type CardFulfilment = 'completed' | 'stock_short' | 'noop';
 const ASSIGNMENT_LOCK_SPACE = 7301004;
 
 /** What the assignment statement found and did for one order: its status before, and the services its lines got codes of, or were left short of. */
-type Assignment = { id: number; status: OrderStatus; drawn_services: number[] | null; short_services: number[] | null };
+type Assignment = { id: number; utr: string; account_id: number; status: OrderStatus; drawn_services: number[] | null; short_services: number[] | null };
 
 /**
  * Hands free codes to every line of a card order that is still owed some, in one transaction:
@@ -26,7 +26,10 @@ export async function fulfilCardOrder(db: DbOrTx, orderId: number, observe: Stat
   return step!.outcome;
 }
 
-/** What fulfilling one card order did in a transaction not yet committed: `change` is for its observer after commit. */
+/**
+ * What fulfilling one card order did in a transaction not yet committed: `change` is for its observer after commit
+ * (its status move, or the codes given to an order that stays `stock_short`).
+ */
 export type CardStep = { outcome: CardFulfilment; change: StatusChange | null };
 
 /**
@@ -45,8 +48,14 @@ export async function fulfilCardOrdersIn(tx: Tx, orderIds: number[]): Promise<Ca
   const moved = (await allSettled([ORDER_STATUS.completed, ORDER_STATUS.stock_short].map((to) => transitionOrders(tx, movingTo(to), to)))).flat();
   const changeOf = new Map(moved.map((row) => [row.id, statusChange(row)]));
   await noteStockLevels(tx, [...new Set([...found.values()].flatMap((f) => f.drawn_services ?? []))]);
-  return orderIds.map((id) => ({ outcome: outcomes.get(id)!, change: changeOf.get(id) ?? null }));
+  return orderIds.map((id) => ({ outcome: outcomes.get(id)!, change: changeOf.get(id) ?? codesGiven(found.get(id)) }));
 }
+
+/** An order given codes without a status move (it stays `stock_short`): a change of its entry, not of its status. */
+const codesGiven = (found: Assignment | undefined): StatusChange | null =>
+  found?.drawn_services
+    ? { utr: found.utr, accountId: found.account_id, kind: 'card', from: found.status, to: found.status, mode: 'live' }
+    : null;
 
 /**
  * The assignment under the services' locks, taken before it takes its snapshot (its own statement, pipelined) so that
@@ -136,7 +145,7 @@ const assignment = builtStatement<'orderIds', Assignment>((slot) => {
   return sql`
     with locked as (
       -- Live card orders only: a test order never takes a code from stock (C25; its callers leave it out too).
-      select id, status, created_at from ${orders} where id = any(${slot('orderIds')}::bigint[]) and kind = 'card' and livemode order by id for no key update
+      select id, utr, account_id, status, created_at from ${orders} where id = any(${slot('orderIds')}::bigint[]) and kind = 'card' and livemode order by id for no key update
     ), owed_lines as (
       -- Locked too, and so read as last committed: the statement's snapshot was taken before it waited for the orders,
       -- and another transaction may have delivered to these lines meanwhile (a restock of another service, a job run
@@ -219,7 +228,7 @@ const assignment = builtStatement<'orderIds', Assignment>((slot) => {
       insert into ${cardSales} (card_id, sold)
       select card_id, sum(delivered)::int from per_line where delivered > 0 group by card_id
     )
-    select locked.id::float8 as id, locked.status,
+    select locked.id::float8 as id, locked.utr, locked.account_id, locked.status,
       (select array_agg(distinct card_service_id) from per_line where per_line.order_id = locked.id and delivered > 0) as drawn_services,
       (select array_agg(distinct card_service_id) from per_line where per_line.order_id = locked.id and codes_owed > delivered) as short_services
     from locked`;

@@ -5,13 +5,14 @@ import { orders, type ProductKind } from '../../db/schema.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Metrics } from '../../lib/metrics.js';
 import { statusObserver } from '../order-state/events.js';
+import type { OwnedStamps } from '../../lib/change-stamps.js';
 import { advanceTopUpOrder, type RoutingResult, type SupplierRouting } from './top-up-routing.js';
 import { batcher, type BatchOptions } from '../../lib/batch.js';
 import { fulfilCardOrder, fulfilCardOrdersIn, type CardFulfilment } from './cards.js';
 import { advanceTestOrder, type TestOutcome } from './test-mode.js';
 
 /** `logger`: the job's own (its lines carry the job and the request that placed the order). `suppliers`: the routing of top-ups (C22). */
-type FulfilmentDeps = { db: Db; logger: Logger; metrics: Pick<Metrics, 'orderStatusChanged'>; suppliers: SupplierRouting };
+type FulfilmentDeps = { db: Db; logger: Logger; metrics: Pick<Metrics, 'orderStatusChanged'>; orderPages: Pick<OwnedStamps, 'changed'>; suppliers: SupplierRouting };
 
 export type FulfilmentResult =
   | { kind: 'card'; outcome: CardFulfilment }

@@ -34,6 +34,7 @@ import {
 } from '../order-state/delivery.js';
 import { statusObserver, type StatusObserver } from '../order-state/events.js';
 import type { OrderStatus } from '../order-state/state.js';
+import type { OwnedStamps } from '../../lib/change-stamps.js';
 import type { SupplierOrder } from '../suppliers/adapters/types.js';
 import type { Circuits, GuardedOutcome } from '../suppliers/circuits.js';
 import { connectionOf, isAvailable, providerRows, routesOf, type ProviderRow } from '../suppliers/connections.js';
@@ -49,7 +50,7 @@ export type SupplierRouting = {
   settleBaseMs: number;
 };
 
-export type RoutingDeps = { db: Db; logger: Logger; metrics: Pick<Metrics, 'orderStatusChanged'>; suppliers: SupplierRouting };
+export type RoutingDeps = { db: Db; logger: Logger; metrics: Pick<Metrics, 'orderStatusChanged'>; orderPages: Pick<OwnedStamps, 'changed'>; suppliers: SupplierRouting };
 
 export type RoutingResult = 'completed' | 'refunded' | 'awaiting_operator' | 'settling' | 'noop';
 

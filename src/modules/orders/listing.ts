@@ -1,5 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { batchedRead, builtStatement, type Db } from '../../db/client.js';
+import { StampedCache } from '../../lib/stamped-cache.js';
+import type { OwnedStamps } from '../../lib/change-stamps.js';
 import { PRODUCT_KINDS } from '../../db/kinds.js';
 import type { ProductKind } from '../../db/schema.js';
 import { pageOffset, type PageRequest } from '../../lib/paging.js';
@@ -172,6 +174,9 @@ const perKind = <T>(build: (kind: ProductKind) => T) => ({ top_up: build('top_up
 
 type PageItem = { accountId: number; livemode: boolean; limit: number; offset: number; after: string; assetBase: string };
 
+/** A page as the database wrote it: the account's count, and the entries' text with their codes still sealed. */
+export type PageText = { total: number | null; entries: string };
+
 /**
  * A page of an account's orders of one kind and mode (C25) in ONE statement: the account's live order count (kept by
  * placement, so the total costs the same at 10 orders or 100,000; test orders, few and short-lived, are counted) and
@@ -181,7 +186,7 @@ type PageItem = { accountId: number; livemode: boolean; limit: number; offset: n
  * row each (batchedRead).
  */
 const pageReads = perKind((kind) =>
-  batchedRead<PageItem, { total: number | null; entries: string }, 'accountIds' | 'modes' | 'limits' | 'offsets' | 'afters' | 'assetBases'>(
+  batchedRead<PageItem, PageText, 'accountIds' | 'modes' | 'limits' | 'offsets' | 'afters' | 'assetBases'>(
     (slot) => sql`
     select case when q.livemode then a.${sql.identifier(PRODUCT_KINDS[kind].orderCount.name)}
              else (select count(*)::int from orders t where t.account_id = a.id and not t.livemode and t.kind = ${kind}) end as total,
@@ -239,25 +244,38 @@ export type OrderReader = {
   openCode: (sealed: Buffer) => string;
 };
 
+/** Where the pages come from: the database, through the process's cache of pages under their accounts' stamps. */
+export type PageSource = { db: Db; orderPages: Pick<OwnedStamps, 'stampOf'>; orderPageCache: StampedCache<PageText> };
+
+/** Every page read from the database, none kept: for what measures the list's statement itself. */
+export const fromDatabase = (db: Db): PageSource => ({
+  db,
+  orderPages: { stampOf: async () => null },
+  orderPageCache: new StampedCache<PageText>({ maxAgeMs: 0, maxSize: 0, sizeOf: () => 0 }),
+});
+
 /**
  * One page of the caller's orders of one kind, newest first, in one statement whatever the page size (see pageReads):
  * `entries` is the text of the JSON array of its entries, `last` the utr of its last entry (the next page's cursor).
- * `after`: the utr of the last order of the page before, if the caller has it. Only the page's codes are opened.
+ * `after`: the utr of the last order of the page before, if the caller has it. A page read again while nothing it shows
+ * has changed comes from the cache, its codes still sealed: only the page's codes are opened, at every read.
  */
 export async function listOrders(
-  db: Db,
+  { db, orderPages, orderPageCache }: PageSource,
   reader: OrderReader,
   kind: ProductKind,
   page: PageRequest & { after?: string },
 ): Promise<{ total: number; entries: string; last: string | undefined }> {
-  const { total, entries } = await pageReads[kind](db)({
+  const item: PageItem = {
     accountId: reader.caller.id,
     livemode: reader.caller.livemode,
     limit: page.perPage,
     offset: pageOffset(page),
     after: page.after ?? '',
     assetBase: reader.assetBase,
-  });
+  };
+  const key = JSON.stringify([kind, item.accountId, item.livemode, item.limit, item.offset, item.after, item.assetBase]);
+  const { total, entries } = await orderPageCache.get(key, () => orderPages.stampOf(item.accountId), () => pageReads[kind](db)(item));
   return { total: total ?? 0, entries: spliceCodes(entries, reader.openCode), last: lastUtr(entries) };
 }
 

@@ -1,6 +1,7 @@
 import type { Db } from '../../db/client.js';
 import type { OrderFieldValue, ProductKind } from '../../db/schema.js';
 import type { PlayerCheck } from '../suppliers/players.js';
+import type { OwnedStamps } from '../../lib/change-stamps.js';
 import { validationError } from '../../core/errors.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Metrics } from '../../lib/metrics.js';
@@ -15,21 +16,28 @@ export type PlacementDeps = {
   db: Db;
   logger: Logger;
   metrics: Pick<Metrics, 'orderPlaced'>;
+  /** The account's order pages, marked changed once an order is placed (before its client hears the utr). */
+  orderPages: Pick<OwnedStamps, 'changed'>;
   enqueue: (order: { orderId: number; utr: string }) => Promise<unknown>;
   /** Asks the service's provider about the player (C27), for a top-up order placed with `check_player`. */
   lookUpPlayer: (topUpServiceId: number, fields: OrderFieldValue[]) => Promise<PlayerCheck>;
 };
 
-/** A new order (not an idempotent replay): counted, logged (with its mode, C25) and handed to fulfilment. */
-async function handOver(deps: PlacementDeps, kind: ProductKind, order: { orderId: number; utr: string }, livemode: boolean): Promise<void> {
+/**
+ * A new order (not an idempotent replay): counted, logged (with its mode, C25), handed to fulfilment, and its account's
+ * order pages marked changed.
+ */
+async function handOver(
+  deps: PlacementDeps,
+  kind: ProductKind,
+  order: { orderId: number; utr: string },
+  { accountId, livemode }: { accountId: number; livemode: boolean },
+): Promise<void> {
   const mode = livemode ? 'live' : 'test';
   deps.metrics.orderPlaced(kind, mode);
   deps.logger.info({ utr: order.utr, kind, mode }, 'order placed');
-  try {
-    await deps.enqueue(order);
-  } catch (err) {
-    deps.logger.warn({ utr: order.utr, err }, 'order enqueue failed; the reconciler will pick it up');
-  }
+  const enqueued = deps.enqueue(order).catch((err) => deps.logger.warn({ utr: order.utr, err }, 'order enqueue failed; the reconciler will pick it up'));
+  await Promise.all([enqueued, deps.orderPages.changed([accountId])]);
 }
 
 /**
@@ -63,7 +71,7 @@ export async function placeCardOrder(
   });
   // Checked by the statement itself: a card order needs no catalog read of its own.
   if (placed.kind === 'unorderable') throw validationError(['The selected service ids is invalid.']);
-  if (placed.kind === 'placed') await handOver(deps, 'card', placed, input.livemode);
+  if (placed.kind === 'placed') await handOver(deps, 'card', placed, input);
   return { utr: placed.utr };
 }
 
@@ -108,6 +116,6 @@ export async function placeTopUpOrder(
     await checkTopUpOrder(deps.db, input);
     throw validationError(['The selected service id is invalid.']);
   }
-  if (placed.kind === 'placed') await handOver(deps, 'top_up', placed, input.livemode);
+  if (placed.kind === 'placed') await handOver(deps, 'top_up', placed, input);
   return { utr: placed.utr };
 }

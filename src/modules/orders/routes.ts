@@ -32,12 +32,13 @@ import { notFound } from '../../core/errors.js';
 
 /** Placement logs with the request's id and hands it to the order's job, so the job's lines carry it too. */
 const placement = (c: Context<AppEnv>): PlacementDeps => {
-  const { db, metrics, queues } = c.get('services');
+  const { db, metrics, queues, orderPages } = c.get('services');
   const enqueue = enqueueFulfilment(queues);
   return {
     db,
     logger: requestLogger(c),
     metrics,
+    orderPages,
     enqueue: (order) => enqueue({ ...order, requestId: c.get('requestId') }),
     // C25: a test order's check never reaches a supplier.
     lookUpPlayer: async (serviceId, fields) => (c.get('account').livemode ? lookUpPlayer(playerLookup(c), serviceId, fields) : FORM_ONLY),
@@ -146,7 +147,7 @@ export function orderRoutes() {
         async (c) => {
           const query = c.req.valid('query');
           const page = pageRequest(query, 10);
-          const { total, entries, last } = await listOrders(c.get('services').db, orderReader(c), kind, { ...page, after: query.after });
+          const { total, entries, last } = await listOrders(c.get('services'), orderReader(c), kind, { ...page, after: query.after });
           // The entries come as the database wrote their JSON (listing.ts): as many as the total leaves for this page.
           const count = Math.max(0, Math.min(page.perPage, total - pageOffset(page)));
           // next_page_url reads on from this page's last order (keyset), so deep pages cost what the first ones do.

@@ -102,9 +102,9 @@ export const providerCommands: Record<string, CliCommand> = {
       { name: 'outcome', value: '<outcome>', description: 'completed (delivered) or refused (nothing delivered, nothing ever will be)', required: true },
       { name: 'reason', value: '<text>', description: 'how the provider said so; kept with the attempt', required: true },
     ],
-    run: async ({ db, queues, logger, metrics }, [utr, id], options) =>
+    run: async ({ db, queues, logger, metrics, orderPages }, [utr, id], options) =>
       settleAttemptForOperator(
-        { db, observe: statusObserver({ logger, metrics }), scheduleStep: scheduleRoutingStep(queues) },
+        { db, observe: statusObserver({ logger, metrics, orderPages }), scheduleStep: scheduleRoutingStep(queues) },
         utr!,
         Number(id),
         optionsInput(SettleAttemptBody, options),

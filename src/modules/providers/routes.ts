@@ -82,7 +82,7 @@ export function providerAdminRoutes() {
     async (c) => {
       const services = c.get('services');
       const { utr, id } = c.req.valid('param');
-      const deps = { db: services.db, observe: statusObserver({ logger: requestLogger(c), metrics: services.metrics }), scheduleStep: scheduleRoutingStep(services.queues) };
+      const deps = { db: services.db, observe: statusObserver({ logger: requestLogger(c), metrics: services.metrics, orderPages: services.orderPages }), scheduleStep: scheduleRoutingStep(services.queues) };
       return c.json({ status: 'success' as const, message: await settleAttemptForOperator(deps, utr, id, c.req.valid('json')) }, 200);
     },
   );
@@ -125,7 +125,7 @@ export function providerCallbackRoutes({ limiter, config }: Services) {
       const deps = {
         db: services.db,
         logger: requestLogger(c),
-        observe: statusObserver({ logger: requestLogger(c), metrics: services.metrics }),
+        observe: statusObserver({ logger: requestLogger(c), metrics: services.metrics, orderPages: services.orderPages }),
         codeKey: services.config.codeEncryptionKey,
         scheduleStep: scheduleRoutingStep(services.queues),
       };

@@ -36,7 +36,7 @@ async function listFor(c: Ctx, kind: ProductKind, productId: number, page: numbe
  * body field), then the business rules of C10 (409).
  */
 async function submit(c: Ctx, kind: ProductKind, idField: string, productId: number, rating: number, comment: string) {
-  const { db, config, catalogCache } = c.get('services');
+  const { db, config, catalogCache, orderPages } = c.get('services');
   const outcome = await submitReview(db, {
     accountId: c.get('account').id,
     kind,
@@ -47,8 +47,9 @@ async function submit(c: Ctx, kind: ProductKind, idField: string, productId: num
   });
   if (outcome === 'unknown_product') throw validationError([`The selected ${fieldLabel(idField)} is invalid.`]);
   if (outcome !== 'submitted') throw new AppError(outcome);
-  // total_review / avg_rating are part of the cached catalog rows.
-  await catalogCache.invalidate();
+  // total_review / avg_rating are part of the cached catalog rows, and of every order list entry of the product (the
+  // caller's review too).
+  await Promise.all([catalogCache.invalidate(), orderPages.allChanged()]);
 }
 
 const SUBMITTED = 'Review submitted successfully.';

@@ -1,0 +1,72 @@
+import { randomBytes } from 'node:crypto';
+import type { RedisClient } from './redis.js';
+
+/** A stamp outlives any cache entry read under it by far; an idle key then goes, and comes back as a new stamp. */
+const STAMP_SECONDS = 3600;
+
+/**
+ * Stamps in Redis that tell a reader whether what it read under a key may have changed since, in any process. A reader
+ * takes the key's stamp BEFORE it reads and keeps the stamp with what it read; a writer drops the key's stamp AFTER its
+ * change has committed. A stamp still the same then means no change committed since the read began, save one whose
+ * writer has not yet dropped it (a change is not seen before its writer says so); a key without a stamp gets a new
+ * random one, so a Redis that lost its keys (a restart, an eviction) never matches an old read.
+ *
+ * On a connection that fails fast (the producers'): while Redis is away a reader gets no stamp, and reads without its
+ * cache; a writer's drop is lost, which is why what is cached under a stamp also has a maximum age.
+ */
+export class ChangeStamps {
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly prefix: string,
+  ) {}
+
+  /** The stamp of each key (a new one where there is none), in the order of `keys`; null when Redis cannot say. */
+  async current(keys: readonly string[]): Promise<string[] | null> {
+    if (this.redis.status !== 'ready') return null;
+    try {
+      // One command per key: on a cluster the keys are in different slots. SET NX GET (Redis 7) answers the stamp
+      // held, or sets the new one and answers nil.
+      return await Promise.all(
+        keys.map(async (key) => {
+          const fresh = randomBytes(12).toString('base64');
+          const held = await this.redis.call('SET', this.keyOf(key), fresh, 'NX', 'GET', 'EX', String(STAMP_SECONDS));
+          return typeof held === 'string' ? held : fresh;
+        }),
+      );
+    } catch {
+      return null;
+    }
+  }
+
+  /** Drops the stamps of `keys`: whatever was read under them is not served again. Never throws. */
+  async changed(keys: readonly string[]): Promise<void> {
+    if (keys.length === 0) return;
+    await Promise.all(keys.map((key) => this.redis.del(this.keyOf(key)))).catch(() => {});
+  }
+
+  private keyOf(key: string): string {
+    return `${this.prefix}:${key}`;
+  }
+}
+
+/**
+ * Stamps of what belongs to one owner (an account's orders, say) or to all of them at once (the catalog every order
+ * shows): an owner's stamp is the pair of its own and the one every owner shares.
+ */
+export type OwnedStamps = {
+  /** Once a change to what these owners hold has committed. Never throws. */
+  changed(ownerIds: readonly number[]): Promise<void>;
+  /** Once a change to what every owner's reads show has committed. Never throws. */
+  allChanged(): Promise<void>;
+  /** The stamp an owner's read is taken under now; null when it cannot be known (read, don't keep). */
+  stampOf(ownerId: number): Promise<string | null>;
+};
+
+/** The key every owner shares; an owner's own is its id. */
+const EVERY_OWNER = 'all';
+
+export const ownedStamps = (stamps: ChangeStamps): OwnedStamps => ({
+  changed: (ownerIds) => stamps.changed([...new Set(ownerIds)].map(String)),
+  allChanged: () => stamps.changed([EVERY_OWNER]),
+  stampOf: async (ownerId) => (await stamps.current([EVERY_OWNER, String(ownerId)]))?.join(' ') ?? null,
+});

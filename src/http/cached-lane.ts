@@ -48,14 +48,15 @@ export function cachedReadLane(services: Services, signedInNow: SignedInNow): La
     const { host, authorization } = req.headers;
     // serveHttp has refused a Host no URL can be built from; without one, the full path names the server itself.
     if (req.method !== 'GET' || !host || req.headers['if-none-match'] !== undefined || hasBody(req)) return false;
+    const base = baseOf(host, joined(req.headers['x-forwarded-proto']), joined(req.headers['x-forwarded-host']));
+    const pathAndQuery = req.url ?? '';
+    // The path first: most requests that are not kept reads (placements, order lists) end here, before the token's digest.
+    const lane = services.catalogCache.peek<LaneRoute>(laneRouteKey(base, pathAndQuery));
+    if (!lane) return false;
     const caller = signedInNow(services, authorization, () =>
       addressOf(services.config, lastEntry(req.headers['x-forwarded-for']), () => req.socket.remoteAddress),
     );
     if (caller === null) return false;
-    const base = baseOf(host, joined(req.headers['x-forwarded-proto']), joined(req.headers['x-forwarded-host']));
-    const pathAndQuery = req.url ?? '';
-    const lane = services.catalogCache.peek<LaneRoute>(laneRouteKey(base, pathAndQuery));
-    if (!lane) return false;
     const send = (variant: Parameters<typeof variantKey>[0]) => {
       const answer = services.catalogCache.peek<CachedAnswer>(cachedAnswerKey(variantKey(variant), base, pathAndQuery));
       if (!answer) return false;

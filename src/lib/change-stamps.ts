@@ -4,33 +4,42 @@ import type { RedisClient } from './redis.js';
 /** A stamp outlives any cache entry read under it by far; an idle key then goes, and comes back as a new stamp. */
 const STAMP_SECONDS = 3600;
 
+/** New stamps: this process's random prefix and a counter, unique across processes without a random draw each. */
+const PROCESS_NONCE = randomBytes(9).toString('base64');
+let stampsMade = 0;
+const freshStamp = () => `${PROCESS_NONCE}.${(stampsMade += 1)}`;
+
 /**
  * Stamps in Redis that tell a reader whether what it read under a key may have changed since, in any process. A reader
  * takes the key's stamp BEFORE it reads and keeps the stamp with what it read; a writer drops the key's stamp AFTER its
  * change has committed. A stamp still the same then means no change committed since the read began, save one whose
  * writer has not yet dropped it (a change is not seen before its writer says so); a key without a stamp gets a new
- * random one, so a Redis that lost its keys (a restart, an eviction) never matches an old read.
+ * one, so a Redis that lost its keys (a restart, an eviction) never matches an old read.
  *
- * On a connection that fails fast (the producers'): while Redis is away a reader gets no stamp, and reads without its
- * cache; a writer's drop is lost, which is why what is cached under a stamp also has a maximum age.
+ * Every key of one set of stamps is in one hash slot (`{space}`), so that a read takes all of its stamps in one MGET,
+ * on a cluster too. On a connection that fails fast (the producers'): while Redis is away a reader gets no stamp, and
+ * reads without its cache; a writer's drop is lost, which is why what is cached under a stamp also has a maximum age.
  */
 export class ChangeStamps {
   constructor(
     private readonly redis: RedisClient,
     private readonly prefix: string,
+    private readonly space: string,
   ) {}
 
   /** The stamp of each key (a new one where there is none), in the order of `keys`; null when Redis cannot say. */
   async current(keys: readonly string[]): Promise<string[] | null> {
     if (this.redis.status !== 'ready') return null;
     try {
-      // One command per key: on a cluster the keys are in different slots. SET NX GET (Redis 7) answers the stamp
-      // held, or sets the new one and answers nil.
+      const held = await this.redis.mget(...keys.map((key) => this.keyOf(key)));
+      if (held.every((stamp) => stamp !== null)) return held as string[];
+      // SET NX GET (Redis 7) answers the stamp another reader has just set, or sets this one and answers nil.
       return await Promise.all(
-        keys.map(async (key) => {
-          const fresh = randomBytes(12).toString('base64');
-          const held = await this.redis.call('SET', this.keyOf(key), fresh, 'NX', 'GET', 'EX', String(STAMP_SECONDS));
-          return typeof held === 'string' ? held : fresh;
+        held.map(async (stamp, i) => {
+          if (stamp !== null) return stamp;
+          const fresh = freshStamp();
+          const raced = await this.redis.call('SET', this.keyOf(keys[i]!), fresh, 'NX', 'GET', 'EX', String(STAMP_SECONDS));
+          return typeof raced === 'string' ? raced : fresh;
         }),
       );
     } catch {
@@ -41,11 +50,11 @@ export class ChangeStamps {
   /** Drops the stamps of `keys`: whatever was read under them is not served again. Never throws. */
   async changed(keys: readonly string[]): Promise<void> {
     if (keys.length === 0) return;
-    await Promise.all(keys.map((key) => this.redis.del(this.keyOf(key)))).catch(() => {});
+    await this.redis.del(...keys.map((key) => this.keyOf(key))).catch(() => {});
   }
 
   private keyOf(key: string): string {
-    return `${this.prefix}:${key}`;
+    return `${this.prefix}:{${this.space}}:${key}`;
   }
 }
 

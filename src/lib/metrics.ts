@@ -61,6 +61,8 @@ export type Metrics = {
   /** `mode`: live, or test for an order of a test key (C25), so test orders never move a live series. */
   orderPlaced: (kind: string, mode: string) => void;
   orderStatusChanged: (kind: string, status: string, mode: string) => void;
+  /** One page of an order list answered: from the process's memory (nothing it shows changed since), or read. */
+  orderPageServed: (from: 'memory' | 'database') => void;
   /** One run of a job, whatever its outcome. */
   jobRan: (queue: string, seconds: number) => void;
   /** One failed attempt of a job (a retried job counts each time). */
@@ -116,6 +118,12 @@ export function createMetrics(sources: ScrapeSources, { scrapeTimeoutMs = 2000 }
     registers,
   });
   const jobDuration = new Histogram({ name: 'job_duration_seconds', help: 'Time a job run took', labelNames: ['queue'], buckets: JOB_BUCKETS, registers });
+  const orderPages = new Counter({
+    name: 'order_pages_served_total',
+    help: 'Order list pages answered, from this process\'s memory or read from the database',
+    labelNames: ['from'],
+    registers,
+  });
   const jobFailures = new Counter({ name: 'jobs_failed_total', help: 'Failed job attempts', labelNames: ['queue'], registers });
   const webhooks = new Counter({ name: 'webhook_deliveries_total', help: 'Webhook delivery attempts, by outcome', labelNames: ['outcome'], registers });
   const limiterFallbacks = new Counter({
@@ -240,6 +248,7 @@ export function createMetrics(sources: ScrapeSources, { scrapeTimeoutMs = 2000 }
     },
     orderPlaced: (kind, mode) => placed.inc({ kind, mode }),
     orderStatusChanged: (kind, status, mode) => changes.inc({ kind, status, mode }),
+    orderPageServed: (from) => orderPages.inc({ from }),
     jobRan: (queue, seconds) => jobDuration.observe({ queue }, seconds),
     jobFailed: (queue) => jobFailures.inc({ queue }),
     webhookDelivered: (outcome) => webhooks.inc({ outcome }),

@@ -16,7 +16,13 @@ export class StampedCache<T> {
   private size = 0;
 
   constructor(
-    private readonly options: { maxAgeMs: number; maxSize: number; sizeOf: (value: T) => number },
+    private readonly options: {
+      maxAgeMs: number;
+      maxSize: number;
+      sizeOf: (value: T) => number;
+      /** Told of every get: served from memory, or loaded. */
+      onServed?: (from: 'memory' | 'load') => void;
+    },
     private readonly now: () => number = () => Date.now(),
   ) {}
 
@@ -26,18 +32,19 @@ export class StampedCache<T> {
    * null stamp (unknown now) loads without keeping.
    */
   async get(key: string, stampNow: () => Promise<string | null>, load: () => Promise<T>): Promise<T> {
-    if (this.options.maxAgeMs === 0) return load();
+    const stamp = this.options.maxAgeMs === 0 ? null : await stampNow();
     const readAt = this.now();
-    const stamp = await stampNow();
-    if (stamp === null) return load();
-    const held = this.entries.get(key);
+    const held = stamp === null ? undefined : this.entries.get(key);
     if (held && held.stamp === stamp && readAt - held.readAt < this.options.maxAgeMs) {
       // Moved to the end: the first entry is the one used longest ago.
       this.entries.delete(key);
       this.entries.set(key, held);
+      this.options.onServed?.('memory');
       return held.value;
     }
+    this.options.onServed?.('load');
     const value = await load();
+    if (stamp === null) return value;
     this.keep(key, { stamp, readAt, value, size: this.options.sizeOf(value) + key.length + ENTRY_OVERHEAD });
     return value;
   }

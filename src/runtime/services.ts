@@ -78,13 +78,6 @@ export function createServices(config: Config, gauges: StoreGauges, { onQuery, l
   // without an invalidation; prices change only through campaign sync, which invalidates.
   const catalogCache = new SharedCache(subscriber, redis, `${config.BULLMQ_PREFIX}:catalog-changed`, 2000);
   const tokenCache = new SharedCache(subscriber, redis, `${config.BULLMQ_PREFIX}:tokens-changed`, 30_000);
-  // On the producers' connection: while Redis is away a stamp fails at once, and a page is read without the cache.
-  const pages = ownedStamps(new ChangeStamps(queueConnection, `${config.BULLMQ_PREFIX}:order-pages`));
-  const orderPageCache = new StampedCache<{ total: number | null; entries: string }>({
-    maxAgeMs: config.ORDER_PAGES_CACHE_MS,
-    maxSize: ORDER_PAGES_CACHE_CHARS,
-    sizeOf: (page) => page.entries.length,
-  });
   const metrics = createMetrics({
     // On the producers' connection: with Redis down it fails at once instead of queueing the commands.
     queueJobs: async () =>
@@ -97,6 +90,14 @@ export function createServices(config: Config, gauges: StoreGauges, { onQuery, l
         )
       ).flat(),
     ...gauges(database.db),
+  });
+  // On the producers' connection: while Redis is away a stamp fails at once, and a page is read without the cache.
+  const pages = ownedStamps(new ChangeStamps(queueConnection, config.BULLMQ_PREFIX, 'order-pages'));
+  const orderPageCache = new StampedCache<{ total: number | null; entries: string }>({
+    maxAgeMs: config.ORDER_PAGES_CACHE_MS,
+    maxSize: ORDER_PAGES_CACHE_CHARS,
+    sizeOf: (page) => page.entries.length,
+    onServed: (from) => metrics.orderPageServed(from === 'memory' ? 'memory' : 'database'),
   });
   const fellBack = connectionErrors(logger, {}, 'Redis unreachable: rate limits are counted in this process only until it is back');
   const limiter: LimiterFactory = (keyPrefix, points, durationSeconds) =>

@@ -28,6 +28,12 @@ const entry = async (api: Api, utr: string): Promise<Json | undefined> => (await
 /** The order as order/details reads it: never from the page cache. */
 const details = async (api: Api, utr: string): Promise<Json> => (await expectJson(await api.get(`/api/order/details?utr=${utr}`), 200)).message;
 
+/** order_pages_served_total{from} of this process. */
+async function servedFrom(from: 'memory' | 'database'): Promise<number> {
+  const line = (await app.services.metrics.render()).split('\n').find((l) => l.startsWith(`order_pages_served_total{from="${from}"}`));
+  return Number(line?.split(' ')[1] ?? 0);
+}
+
 async function addCodes(serviceId: number, codes: string[]): Promise<void> {
   const key = app.services.config.codeEncryptionKey;
   for (const code of codes) await app.services.db.insert(cardCodes).values({ cardServiceId: serviceId, ...sealCode(key, code) });
@@ -50,9 +56,11 @@ describe('order list pages kept in memory', () => {
     await settled(api, utr, 1);
     expect((await entry(api, utr))!.status).toBe(1);
 
-    // Behind the service's back: no stamp is dropped, so the page read before is served again.
+    // Behind the service's back: no stamp is dropped, so the page read before is served again (and counted so).
     await app.services.sql`update orders set status = 2 where utr = ${utr}`;
+    const fromMemory = await servedFrom('memory');
     expect((await entry(api, utr))!.status).toBe(1);
+    expect(await servedFrom('memory')).toBe(fromMemory + 1);
     expect((await details(api, utr)).status).toBe(2);
 
     // A page is kept ORDER_PAGES_CACHE_MS at most, whatever its stamp says.
@@ -136,7 +144,7 @@ describe('order list pages kept in memory', () => {
     await app.services.sql`update orders set status = 2 where utr = ${utr}`;
 
     // As a Redis restarted without persistence: every stamp gone.
-    const keys = await app.services.redis.keys(`${app.services.config.BULLMQ_PREFIX}:order-pages:*`);
+    const keys = await app.services.redis.keys(`${app.services.config.BULLMQ_PREFIX}:{order-pages}:*`);
     expect(keys.length).toBeGreaterThan(0);
     await app.services.redis.del(...keys);
     expect((await entry(api, utr))!.status).toBe(2);
@@ -147,11 +155,11 @@ describe('order list pages kept in memory', () => {
     const unreachable = connectRedis({ kind: 'server', url: 'redis://127.0.0.1:1' }, 'producer');
     unreachable.on('error', () => {});
     try {
-      expect(await new ChangeStamps(unreachable, 'nowhere').current(['1'])).toBeNull();
+      expect(await new ChangeStamps(unreachable, 'nowhere', 'stamps').current(['1'])).toBeNull();
     } finally {
       unreachable.disconnect();
     }
-    const stamps = new ChangeStamps(app.services.redis, `${app.services.config.BULLMQ_PREFIX}:stamps-test`);
+    const stamps = new ChangeStamps(app.services.redis, app.services.config.BULLMQ_PREFIX, 'stamps-test');
     const [first] = (await stamps.current(['a']))!;
     expect((await stamps.current(['a']))![0]).toBe(first);
     await stamps.changed(['a']);

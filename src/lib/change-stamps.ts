@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { withTimeout } from './deadline.js';
 import type { RedisClient } from './redis.js';
 
 /** A stamp outlives any cache entry read under it by far; an idle key then goes, and comes back as a new stamp. */
@@ -17,40 +18,69 @@ const freshStamp = () => `${PROCESS_NONCE}.${(stampsMade += 1)}`;
  * one, so a Redis that lost its keys (a restart, an eviction) never matches an old read.
  *
  * Every key of one set of stamps is in one hash slot (`{space}`), so that a read takes all of its stamps in one MGET,
- * on a cluster too. On a connection that fails fast (the producers'): while Redis is away a reader gets no stamp, and
- * reads without its cache; a writer's drop is lost, which is why what is cached under a stamp also has a maximum age.
+ * on a cluster too. On a connection that fails fast (the producers'), and never longer than `timeoutMs`: while Redis
+ * is away or hangs a reader gets no stamp, and reads without its cache; a writer's drop waits for a connection still
+ * being made (a command line's first moments) up to `timeoutMs`, and is lost after that, which is why what is cached
+ * under a stamp also has a maximum age.
  */
 export class ChangeStamps {
+  /** Drops on their way: a process that stops waits for them (settled), so its last changes are told. */
+  private readonly dropping = new Set<Promise<void>>();
+  /** Resolves once the connection has first been ready: a command run at once drops its stamps then. */
+  private readonly firstReady: Promise<void>;
+
   constructor(
     private readonly redis: RedisClient,
     private readonly prefix: string,
     private readonly space: string,
-  ) {}
+    private readonly timeoutMs = 500,
+  ) {
+    this.firstReady = redis.status === 'ready' ? Promise.resolve() : new Promise((resolve) => redis.once('ready', () => resolve()));
+  }
 
   /** The stamp of each key (a new one where there is none), in the order of `keys`; null when Redis cannot say. */
   async current(keys: readonly string[]): Promise<string[] | null> {
     if (this.redis.status !== 'ready') return null;
     try {
-      const held = await this.redis.mget(...keys.map((key) => this.keyOf(key)));
-      if (held.every((stamp) => stamp !== null)) return held as string[];
-      // SET NX GET (Redis 7) answers the stamp another reader has just set, or sets this one and answers nil.
-      return await Promise.all(
-        held.map(async (stamp, i) => {
-          if (stamp !== null) return stamp;
-          const fresh = freshStamp();
-          const raced = await this.redis.call('SET', this.keyOf(keys[i]!), fresh, 'NX', 'GET', 'EX', String(STAMP_SECONDS));
-          return typeof raced === 'string' ? raced : fresh;
-        }),
-      );
+      return await withTimeout(this.timeoutMs, this.stampsOf(keys));
     } catch {
       return null;
     }
   }
 
+  private async stampsOf(keys: readonly string[]): Promise<string[]> {
+    const held = await this.redis.mget(...keys.map((key) => this.keyOf(key)));
+    if (held.every((stamp) => stamp !== null)) return held as string[];
+    // SET NX GET (Redis 7) answers the stamp another reader has just set, or sets this one and answers nil.
+    return Promise.all(
+      held.map(async (stamp, i) => {
+        if (stamp !== null) return stamp;
+        const fresh = freshStamp();
+        const raced = await this.redis.call('SET', this.keyOf(keys[i]!), fresh, 'NX', 'GET', 'EX', String(STAMP_SECONDS));
+        return typeof raced === 'string' ? raced : fresh;
+      }),
+    );
+  }
+
   /** Drops the stamps of `keys`: whatever was read under them is not served again. Never throws. */
   async changed(keys: readonly string[]): Promise<void> {
     if (keys.length === 0) return;
-    await this.redis.del(...keys.map((key) => this.keyOf(key))).catch(() => {});
+    const drop = withTimeout(this.timeoutMs, this.drop(keys)).catch(() => {});
+    this.dropping.add(drop);
+    await drop;
+    this.dropping.delete(drop);
+  }
+
+  private async drop(keys: readonly string[]): Promise<void> {
+    // Only the first connection is waited for: a Redis that went away later fails the drop at once, as it fails the
+    // queue's producers, so that placement never waits for it.
+    await this.firstReady;
+    await this.redis.del(...keys.map((key) => this.keyOf(key)));
+  }
+
+  /** Resolves once every drop on its way has been made or given up. */
+  async settled(): Promise<void> {
+    await Promise.all(this.dropping);
   }
 
   private keyOf(key: string): string {

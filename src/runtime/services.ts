@@ -92,7 +92,8 @@ export function createServices(config: Config, gauges: StoreGauges, { onQuery, l
     ...gauges(database.db),
   });
   // On the producers' connection: while Redis is away a stamp fails at once, and a page is read without the cache.
-  const pages = ownedStamps(new ChangeStamps(queueConnection, config.BULLMQ_PREFIX, 'order-pages'));
+  const pageStamps = new ChangeStamps(queueConnection, config.BULLMQ_PREFIX, 'order-pages');
+  const pages = ownedStamps(pageStamps);
   const orderPageCache = new StampedCache<{ total: number | null; entries: string }>({
     maxAgeMs: config.ORDER_PAGES_CACHE_MS,
     maxSize: ORDER_PAGES_CACHE_CHARS,
@@ -127,8 +128,9 @@ export function createServices(config: Config, gauges: StoreGauges, { onQuery, l
     close: async (deadline = Date.now() + 5000) => {
       catalogCache.close();
       tokenCache.close();
-      // Closing a queue waits for Redis; an unreachable Redis must not hold the stop past its deadline.
-      await until(deadline, queues.close());
+      // Closing a queue waits for Redis; an unreachable Redis must not hold the stop past its deadline. The last
+      // changes' page stamps are dropped before the connection goes.
+      await until(deadline, Promise.all([queues.close(), pageStamps.settled()]));
       queueConnection.disconnect();
       redis.disconnect();
       await database.close(deadline);

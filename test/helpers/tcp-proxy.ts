@@ -6,6 +6,8 @@ import { createServer, createConnection, type Server, type Socket } from 'node:n
  */
 export async function tcpProxy(targetPort: number, targetHost = '127.0.0.1') {
   const sockets = new Set<Socket>();
+  /** Each connection's client side and the upstream it relays to. */
+  const relays: Array<[Socket, Socket]> = [];
   let server: Server | null = null;
   let port = 0;
   const listen = () =>
@@ -23,6 +25,7 @@ export async function tcpProxy(targetPort: number, targetHost = '127.0.0.1') {
           });
         }
         client.pipe(upstream).pipe(client);
+        relays.push([client, upstream]);
       });
       server.listen(port, '127.0.0.1', () => {
         port = (server!.address() as { port: number }).port;
@@ -36,5 +39,9 @@ export async function tcpProxy(targetPort: number, targetHost = '127.0.0.1') {
     for (const s of sockets) s.destroy();
     await closed;
   };
-  return { port: () => port, cut, restore: listen, close: cut };
+  /** Connections stay open but nothing the clients send reaches the server any more: a server that hangs. */
+  const hang = () => {
+    for (const [client, upstream] of relays) client.unpipe(upstream);
+  };
+  return { port: () => port, cut, restore: listen, close: cut, hang };
 }

@@ -14,6 +14,7 @@ import { restockCardService } from '../../src/modules/fulfilment/cards.js';
 import { statusObserver } from '../../src/modules/order-state/events.js';
 import { ChangeStamps } from '../../src/lib/change-stamps.js';
 import { connectRedis } from '../../src/lib/redis.js';
+import { tcpProxy } from '../helpers/tcp-proxy.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -164,5 +165,33 @@ describe('order list pages kept in memory', () => {
     expect((await stamps.current(['a']))![0]).toBe(first);
     await stamps.changed(['a']);
     expect((await stamps.current(['a']))![0]).not.toBe(first);
+  });
+
+  it('waits at most its timeout for a Redis that hangs, and for the first connection of a process that has just started', async () => {
+    const redis = new URL(app.services.config.REDIS_URL);
+    const proxy = await tcpProxy(Number(redis.port || 6379), redis.hostname);
+    const prefix = app.services.config.BULLMQ_PREFIX;
+    // A command line's first change: its connection is still being made, and the drop waits for it.
+    const starting = connectRedis({ kind: 'server', url: `redis://127.0.0.1:${proxy.port()}` }, 'producer');
+    starting.on('error', () => {});
+    try {
+      const reader = new ChangeStamps(app.services.redis, prefix, 'hang-test');
+      const [before] = (await reader.current(['b']))!;
+      const stamps = new ChangeStamps(starting, prefix, 'hang-test', 300);
+      expect(starting.status).not.toBe('ready');
+      void stamps.changed(['b']);
+      await stamps.settled();
+      expect((await reader.current(['b']))![0]).not.toBe(before);
+
+      // Connected, but nothing answers: no stamp (the page is read from the database) and no drop, each within 300 ms.
+      proxy.hang();
+      const started = Date.now();
+      expect(await stamps.current(['b'])).toBeNull();
+      await stamps.changed(['b']);
+      expect(Date.now() - started).toBeLessThan(3000);
+    } finally {
+      starting.disconnect();
+      await proxy.close();
+    }
   });
 });

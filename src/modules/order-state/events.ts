@@ -35,8 +35,9 @@ export const statusChange = (moved: Pick<TransitionedOrder, 'utr' | 'accountId' 
 
 /**
  * One info line (utr, kind, mode, from, to) and one `order_status_changes_total` count per status move, and the
- * account's order pages marked changed (before the caller answers, so its client's next read shows the change). Pass the
- * logger of the request or job that moved the order, so the line carries its request id.
+ * account's order pages marked changed: the stamp's drop is sent at once, ahead of the caller's answer on a connected
+ * Redis (and a stopping process waits for it), so the client's next read shows the change. Pass the logger of the
+ * request or job that moved the order, so the line carries its request id.
  */
 export const statusObserver =
   ({ logger, metrics, orderPages }: { logger: Logger; metrics: Pick<Metrics, 'orderStatusChanged'>; orderPages: Pick<OwnedStamps, 'changed'> }): StatusObserver =>

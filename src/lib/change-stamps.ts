@@ -26,7 +26,10 @@ const freshStamp = () => `${PROCESS_NONCE}.${(stampsMade += 1)}`;
 export class ChangeStamps {
   /** Drops on their way: a process that stops waits for them (settled), so its last changes are told. */
   private readonly dropping = new Set<Promise<void>>();
-  /** Resolves once the connection has first been ready: a command run at once drops its stamps then. */
+  /**
+   * Resolves once the connection has first been ready, or `timeoutMs` after this was made, whichever comes first: a
+   * command line's change made at once waits for its connection, a process that started while Redis was away never does.
+   */
   private readonly firstReady: Promise<void>;
 
   constructor(
@@ -35,7 +38,17 @@ export class ChangeStamps {
     private readonly space: string,
     private readonly timeoutMs = 500,
   ) {
-    this.firstReady = redis.status === 'ready' ? Promise.resolve() : new Promise((resolve) => redis.once('ready', () => resolve()));
+    this.firstReady =
+      redis.status === 'ready'
+        ? Promise.resolve()
+        : new Promise((resolve) => {
+            const gaveUp = setTimeout(resolve, timeoutMs);
+            gaveUp.unref();
+            redis.once('ready', () => {
+              clearTimeout(gaveUp);
+              resolve();
+            });
+          });
   }
 
   /** The stamp of each key (a new one where there is none), in the order of `keys`; null when Redis cannot say. */
@@ -72,8 +85,8 @@ export class ChangeStamps {
   }
 
   private async drop(keys: readonly string[]): Promise<void> {
-    // Only the first connection is waited for: a Redis that went away later fails the drop at once, as it fails the
-    // queue's producers, so that placement never waits for it.
+    // Only the first connection is waited for, and only in the first moments: a Redis that is away fails the drop at
+    // once, as it fails the queue's producers, so that placement does not wait for it.
     await this.firstReady;
     await this.redis.del(...keys.map((key) => this.keyOf(key)));
   }

@@ -152,11 +152,16 @@ describe('order list pages kept in memory', () => {
   });
 
   it('gives no stamp while Redis cannot be reached, so a page is read from the database', async () => {
-    // Nothing listens on port 1: the client never gets ready.
+    // Nothing listens on port 1: the client never gets ready. Past its first moments, a drop does not wait for it.
     const unreachable = connectRedis({ kind: 'server', url: 'redis://127.0.0.1:1' }, 'producer');
     unreachable.on('error', () => {});
     try {
-      expect(await new ChangeStamps(unreachable, 'nowhere', 'stamps').current(['1'])).toBeNull();
+      const away = new ChangeStamps(unreachable, 'nowhere', 'stamps', 200);
+      expect(await away.current(['1'])).toBeNull();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const started = Date.now();
+      for (let i = 0; i < 5; i += 1) await away.changed(['1']);
+      expect(Date.now() - started).toBeLessThan(150);
     } finally {
       unreachable.disconnect();
     }

@@ -582,8 +582,13 @@ async function inFreshTurns(
   return { a: { placement: both(turns.a.placement), e2e: both(turns.a.e2e) }, b: { placement: both(turns.b.placement), e2e: both(turns.b.e2e) } };
 }
 
-/** One row of a load's two turns (bothTurns), its note saying how the turns ran and what each leaned on. */
-const twoTurns = (how: string, [x, y]: Measured[]) => bothTurns(x!, y!, `${how}; ${x!.note}; then ${y!.note}`);
+/**
+ * One row of a load's two turns (bothTurns), its note saying how the turns ran and what each leaned on. A function, not
+ * a const: main() runs under the top-level await above, before a const down here would be initialised.
+ */
+function twoTurns(how: string, [x, y]: Measured[]) {
+  return bothTurns(x!, y!, `${how}; ${x!.note}; then ${y!.note}`);
+}
 
 /** Starts an entry point with the service's environment and waits for its health endpoint. */
 async function start(file: string, env: Record<string, string> = {}): Promise<Child> {

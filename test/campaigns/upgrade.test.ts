@@ -81,26 +81,26 @@ it('gives each membership the units its orders took, and a service carrying its 
     // Campaign 2 running again: its membership is past its cap, so it does not apply; service 3, at its cap, leaves
     // campaign 3 for good.
     await sql`update campaigns set status = 1 where id = 2`;
-    const connection = connectDatabase(database.url, { max: 1 });
-    try {
-      await syncCampaigns(connection.db);
-    } finally {
-      await connection.close();
-    }
+    await syncOn(database.url);
     expect(await sql`select id, is_offered, price from card_services where id = 2`).toEqual([{ id: 2, is_offered: 0, price: '20.00' }]);
     expect(await sql`select id, is_offered, price from card_services where id = 3`).toEqual([{ id: 3, is_offered: 0, price: '50.00' }]);
     expect((await sql`select left_at from campaign_card_services where campaign_id = 3`)[0]!.left_at).not.toBeNull();
     // Its max_sell raised to 8: it takes up from the 6 it sold, 2 left at its price.
     await sql`update campaign_card_services set max_sell = 8 where campaign_id = 2`;
-    const again = connectDatabase(database.url, { max: 1 });
-    try {
-      await syncCampaigns(again.db);
-    } finally {
-      await again.close();
-    }
+    await syncOn(database.url);
     expect(await sql`select id, is_offered, max_sell, offered_sell from card_services where id = 2`).toEqual([{ id: 2, is_offered: 1, max_sell: 8, offered_sell: 6 }]);
   } finally {
     await sql.end({ timeout: 5 });
     await database.drop();
   }
 });
+
+/** One run of the campaign sync on the upgraded database, as the worker's timer runs it. */
+async function syncOn(url: string): Promise<void> {
+  const connection = connectDatabase(url, { max: 1 });
+  try {
+    await syncCampaigns(connection.db);
+  } finally {
+    await connection.close();
+  }
+}

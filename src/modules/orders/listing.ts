@@ -247,12 +247,11 @@ export type OrderReader = {
 /** Where the pages come from: the database, through the process's cache of pages under their accounts' stamps. */
 export type PageSource = { db: Db; orderPages: Pick<OwnedStamps, 'stampOf'>; orderPageCache: StampedCache<PageText> };
 
+/** A cache that keeps nothing. */
+const NOTHING_KEPT = new StampedCache<PageText>({ maxAgeMs: 0, maxSize: 0, sizeOf: () => 0 });
+
 /** Every page read from the database, none kept: for what measures the list's statement itself. */
-export const fromDatabase = (db: Db): PageSource => ({
-  db,
-  orderPages: { stampOf: async () => null },
-  orderPageCache: new StampedCache<PageText>({ maxAgeMs: 0, maxSize: 0, sizeOf: () => 0 }),
-});
+export const fromDatabase = (db: Db): PageSource => ({ db, orderPages: { stampOf: async () => null }, orderPageCache: NOTHING_KEPT });
 
 /**
  * One page of the caller's orders of one kind, newest first, in one statement whatever the page size (see pageReads):

@@ -71,7 +71,7 @@ const envelope = (kind: Envelope) => async (c: Context<AppEnv>, next: () => Prom
   await next();
 };
 
-/** Answers repeated catalog reads before the app does (src/http/cached-lane.ts), with the app's token check. */
+/** Answers repeated catalog reads and order lists before the app does (src/http/cached-lane.ts), with the app's token check. */
 export const createLane = (services: Services) => cachedReadLane(services, knownSignedInAccount);
 
 /** The whole HTTP surface. `services` are opened by the caller (main, tests, bench) and closed by it. */

@@ -7,5 +7,8 @@ import type { AppEnv } from './context.js';
  */
 export function successText<T>(c: Context<AppEnv>, message: string): TypedResponse<{ status: 'success'; message: T }, 200, 'json'> {
   c.header('Content-Type', 'application/json');
-  return c.body(`{"status":"success","message":${message}}`, 200) as unknown as TypedResponse<{ status: 'success'; message: T }, 200, 'json'>;
+  return c.body(successBody(message), 200) as unknown as TypedResponse<{ status: 'success'; message: T }, 200, 'json'>;
 }
+
+/** The text of a success answer whose message is JSON text already written. */
+export const successBody = (message: string) => `{"status":"success","message":${message}}`;

@@ -5,16 +5,19 @@ import type { PageRequest } from '../lib/paging.js';
 import { baseUrl } from './urls.js';
 
 
+/** The URLs of a list's pages: its path, and a page's URL (with the list's keyset cursor, if any). */
+export type PageUrls = { path: string; at: (page: number, after?: string) => string };
+
 /**
- * The URL of a page of this list: the request's own query with `page` set. `after` (the order lists' keyset cursor)
- * goes only where it is given: a link to any other page counts from the first entry.
+ * The URL of a page of the list at `url` (the request's URL) on the server at `base`: the request's own query with
+ * `page` set. `after` (the order lists' keyset cursor) goes only where it is given: a link to any other page counts
+ * from the first entry.
  */
-function pageUrlBuilder(c: Context<AppEnv>) {
-  const url = new URL(c.req.url);
-  const path = `${baseUrl(c)}${url.pathname}`;
+export function pageUrlsAt(base: string, url: URL): PageUrls {
+  const path = `${base}${url.pathname}`;
   return {
     path,
-    at: (page: number, after?: string) => {
+    at: (page, after) => {
       const params = new URLSearchParams(url.search);
       params.set('page', String(page));
       if (after === undefined) params.delete('after');
@@ -23,6 +26,8 @@ function pageUrlBuilder(c: Context<AppEnv>) {
     },
   };
 }
+
+const pageUrlBuilder = (c: Context<AppEnv>) => pageUrlsAt(baseUrl(c), new URL(c.req.url));
 
 /** Pages on each side of the current one, as Laravel's paginator (`onEachSide = 3`). */
 const ON_EACH_SIDE = 3;
@@ -46,7 +51,7 @@ export function pageWindow(page: number, lastPage: number): Array<number | null>
 
 /** The Laravel-style page object of the spec (§2 Pagination objects), entries under `key`. */
 export function pageObject<K extends 'items' | 'data', T>(c: Context<AppEnv>, key: K, entries: T[], total: number, page: PageRequest) {
-  return pageObjectAround(c, key, entries, entries.length, total, page) as unknown as { [P in K]: T[] } & Record<string, unknown>;
+  return pageObjectAround(pageUrlBuilder(c), key, entries, entries.length, total, page) as unknown as { [P in K]: T[] } & Record<string, unknown>;
 }
 
 /** Stands in for the entries of pageObjectText until they are spliced in (JSON.stringify escapes it: "\u0001"). */
@@ -57,13 +62,12 @@ const ENTRIES_MARK = '\u0001';
  * the database): the object is serialised around a mark, which is then replaced by the entries. `nextAfter`: the
  * cursor the next page's URL carries (keyset paging), if the list has one.
  */
-export function pageObjectText(c: Context<AppEnv>, key: 'items' | 'data', entries: string, count: number, total: number, page: PageRequest, nextAfter?: string): string {
-  const text = JSON.stringify(pageObjectAround(c, key, ENTRIES_MARK, count, total, page, nextAfter));
+export function pageObjectText(urls: PageUrls, key: 'items' | 'data', entries: string, count: number, total: number, page: PageRequest, nextAfter?: string): string {
+  const text = JSON.stringify(pageObjectAround(urls, key, ENTRIES_MARK, count, total, page, nextAfter));
   return text.replace(`"${key}":${JSON.stringify(ENTRIES_MARK)}`, () => `"${key}":${entries}`);
 }
 
-function pageObjectAround<E>(c: Context<AppEnv>, key: 'items' | 'data', entries: E, count: number, total: number, { page, perPage }: PageRequest, nextAfter?: string) {
-  const urls = pageUrlBuilder(c);
+function pageObjectAround<E>(urls: PageUrls, key: 'items' | 'data', entries: E, count: number, total: number, { page, perPage }: PageRequest, nextAfter?: string) {
   const lastPage = Math.max(1, Math.ceil(total / perPage));
   const from = count ? (page - 1) * perPage + 1 : null;
   const next = page < lastPage ? urls.at(page + 1, nextAfter) : null;

@@ -1,72 +1,30 @@
-import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp, createLane } from '../../src/app.js';
-import { serveHttp, type HttpServer } from '../../src/http/server.js';
-import { createLogger } from '../../src/lib/logger.js';
-import { createTestAccount, tokenFor, type Json } from '../helpers/api.js';
+import { createApp } from '../../src/app.js';
+import { serveHttp } from '../../src/http/server.js';
+import { createTestAccount, tokenFor } from '../helpers/api.js';
 import { createCard, createOrderFor, createTopUp } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
+import { comparable, serveCountingApp } from '../helpers/lane.js';
 
 /**
  * The cached-read lane (src/http/cached-lane.ts) answers a repeated catalog read before the app: these tests serve
  * the app behind a fetch that counts the requests reaching it, so each one knows which path answered.
  */
 let app: TestApp;
-let http: HttpServer;
-let base: string;
-let reachedApp = 0;
-const written: string[] = [];
-const logLines = (): Json[] => written.join('').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Json);
-
+let served: Awaited<ReturnType<typeof serveCountingApp>>;
 beforeAll(async () => {
   app = await startTestApp();
-  app.services.logger = createLogger('info', { write: (chunk: string) => void written.push(chunk) });
-  const hono = createApp(app.services);
-  http = serveHttp(
-    (request) => {
-      reachedApp += 1;
-      return hono.fetch(request);
-    },
-    { port: 0, hostname: '127.0.0.1', lane: createLane(app.services) },
-  );
-  await new Promise((resolve) => http.server.once('listening', resolve));
-  base = `http://127.0.0.1:${(http.server.address() as AddressInfo).port}`;
+  served = await serveCountingApp(app);
 });
 afterAll(async () => {
-  await http?.drain();
+  await served?.close();
   await app?.close();
 });
-
-type RawAnswer = { status: number; headers: Array<[string, string]>; body: string; viaApp: boolean };
-
-/** One GET as the bytes came: status, header lines in order, body, and whether it reached the app. */
-function get(path: string, headers: Record<string, string> = {}, method = 'GET'): Promise<RawAnswer> {
-  const before = reachedApp;
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(`${base}${path}`, { method, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        const raw = res.rawHeaders;
-        const pairs: Array<[string, string]> = [];
-        for (let i = 0; i < raw.length; i += 2) pairs.push([raw[i]!, raw[i + 1]!]);
-        resolve({ status: res.statusCode!, headers: pairs, body: Buffer.concat(chunks).toString(), viaApp: reachedApp > before });
-      });
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-/** Header lines without those that differ by nature between two answers: the date and the request id. */
-const comparable = (answer: RawAnswer) => answer.headers.filter(([name]) => name !== 'Date' && name !== 'x-request-id');
-
-const requestCount = async (route: string) => {
-  const line = (await app.services.metrics.render()).split('\n').find((l) => l.startsWith(`http_requests_total{method="GET",route="${route}",status="200"}`));
-  return Number(line?.split(' ').at(-1) ?? 0);
-};
+const get: typeof served.get = (...args) => served.get(...args);
+const logLines = () => served.logLines();
+const requestCount = (route: string) => served.requestCount(route);
 
 let token: string;
 let accountId: number;
@@ -177,15 +135,7 @@ describe('what the lane leaves to the app', () => {
   it('HEAD, and a GET with a body', async () => {
     expect((await get(path, auth(), 'HEAD')).viaApp).toBe(true);
     expect((await get(path, { ...auth(), 'Content-Length': '0' })).viaApp).toBe(false);
-    const withBody = await new Promise<boolean>((resolve, reject) => {
-      const before = reachedApp;
-      const req = httpRequest(`${base}${path}`, { method: 'GET', headers: { ...auth(), 'Content-Type': 'application/json', 'Content-Length': '2' } }, (res) => {
-        res.resume();
-        res.on('end', () => resolve(reachedApp > before));
-      });
-      req.on('error', reject);
-      req.end('{}');
-    });
+    const withBody = (await served.send(path, { ...auth(), 'Content-Type': 'application/json', 'Content-Length': '2' }, 'GET', '{}')).viaApp;
     expect(withBody).toBe(true);
   });
 

@@ -3,11 +3,15 @@ import type { Context } from 'hono';
 import type { ProductKind } from '../../db/schema.js';
 import type { AppEnv } from '../../http/context.js';
 import { contractRouter, endpoint, validBody } from '../../http/contract.js';
-import { pageObjectText } from '../../http/pagination.js';
-import { successText } from '../../http/json-text.js';
+import { offerLane, requestTarget } from '../../http/cached-json.js';
+import { pageObjectText, pageUrlsAt, type PageUrls } from '../../http/pagination.js';
+import { successBody, successText } from '../../http/json-text.js';
 import { requestLogger } from '../../http/request-log.js';
 import { assetBaseOf } from '../../http/urls.js';
 import { pageOffset, pageRequest } from '../../lib/paging.js';
+import type { Caller } from '../../core/caller.js';
+import type { Config } from '../../core/env.js';
+import type { Services } from '../../runtime/services.js';
 import { enqueueFulfilment } from '../../queues/index.js';
 import { signedIn } from '../auth/middleware.js';
 import { openCode } from '../inventory/codes.js';
@@ -56,11 +60,27 @@ const ORDER_LISTS = {
   card: { paths: ['/get-card/orders', '/card/order'], summary: 'Your card orders, newest first, with their codes', page: CardOrderPage },
 } as const;
 
-/** How this request reads the caller's orders: its asset URLs, and the codes opened with the store's key. */
-const orderReader = (c: Context<AppEnv>): OrderReader => {
-  const { config } = c.get('services');
-  return { caller: c.get('account'), assetBase: assetBaseOf(c), openCode: (sealed) => openCode(config.codeEncryptionKey, sealed) };
-};
+/** How `caller` reads its orders: the asset URLs under `assetBase`, and the codes opened with the store's key. */
+const readerFor = (config: Config, caller: Caller, assetBase: string): OrderReader => ({
+  caller,
+  assetBase,
+  openCode: (sealed) => openCode(config.codeEncryptionKey, sealed),
+});
+
+/** This request's reader: the caller's orders, with this request's asset URLs. */
+const orderReader = (c: Context<AppEnv>) => readerFor(c.get('services').config, c.get('account'), assetBaseOf(c));
+
+type OrderListQuery = z.infer<typeof orderListQuery>;
+
+/** The `message` of an order list's answer: a page of the reader's orders of `kind`, its links under `urls`. */
+async function orderPageText(services: Services, reader: OrderReader, urls: PageUrls, kind: ProductKind, query: OrderListQuery): Promise<string> {
+  const page = pageRequest(query, 10);
+  const { total, entries, last } = await listOrders(services, reader, kind, { ...page, after: query.after });
+  // The entries come as the database wrote their JSON (listing.ts): as many as the total leaves for this page.
+  const count = Math.max(0, Math.min(page.perPage, total - pageOffset(page)));
+  // next_page_url reads on from this page's last order (keyset), so deep pages cost what the first ones do.
+  return pageObjectText(urls, 'data', entries, count, total, page, last);
+}
 
 /** A6, A12, A15, A16 (+ C1 aliases). */
 export function orderRoutes() {
@@ -146,12 +166,14 @@ export function orderRoutes() {
         endpoint({ method: 'get', path, summary: list.summary, tag, guard: signedIn, query: orderListQuery, ok: list.page, errors: [422] }),
         async (c) => {
           const query = c.req.valid('query');
-          const page = pageRequest(query, 10);
-          const { total, entries, last } = await listOrders(c.get('services'), orderReader(c), kind, { ...page, after: query.after });
-          // The entries come as the database wrote their JSON (listing.ts): as many as the total leaves for this page.
-          const count = Math.max(0, Math.min(page.perPage, total - pageOffset(page)));
-          // next_page_url reads on from this page's last order (keyset), so deep pages cost what the first ones do.
-          return successText<z.infer<typeof list.page>>(c, pageObjectText(c, 'data', entries, count, total, page, last));
+          const services = c.get('services');
+          const { base, url } = requestTarget(c);
+          const urls = pageUrlsAt(base, url);
+          const assetBase = assetBaseOf(c);
+          const pageFor = (caller: Caller) => orderPageText(services, readerFor(services.config, caller, assetBase), urls, kind, query);
+          // The same path and query asked again is answered by the cached-read lane, with the page of its own caller.
+          offerLane(c, async (caller) => ({ body: successBody(await pageFor(caller)) }));
+          return successText<z.infer<typeof list.page>>(c, await pageFor(c.get('account')));
         },
       );
     }

@@ -61,12 +61,23 @@ function keepableQuery(c: Context<AppEnv>, url: URL): boolean {
  * Lets the cached-read lane (cached-lane.ts) answer this request's path and query for signed-in callers with
  * `answerFor`, from now on and for as long as the catalog cache keeps it (at most 2 s, or until a catalog change): the
  * path and query have passed this route's validation, so the lane may skip it. Only for a signed-in caller (requireToken
- * ran) and a query the route takes whole.
+ * ran) and a query the route takes whole. `answerFor` is kept: it must hold nothing of this request but what its path
+ * and query decide (not the Context, which holds the caller's token).
  */
-export function offerLane(c: Context<AppEnv>, answerFor: LaneRoute['answerFor']): void {
-  const { base, url, pathAndQuery } = requestTarget(c);
-  if (!c.get('account') || !keepableQuery(c, url)) return;
-  void c.get('services').catalogCache.get<LaneRoute>(laneRouteKey(base, pathAndQuery), async () => ({ route: routePattern(c), answerFor }));
+export function offerLane(c: Context<AppEnv>, answerFor: LaneRoute['answerFor'], { base, url, pathAndQuery } = requestTarget(c)): void {
+  if (c.get('account') && keepableQuery(c, url)) offer(c, laneRouteKey(base, pathAndQuery), answerFor);
+}
+
+const offer = (c: Context<AppEnv>, key: string, answerFor: LaneRoute['answerFor']) =>
+  void c.get('services').catalogCache.get<LaneRoute>(key, async () => ({ route: routePattern(c), answerFor }));
+
+/** The lane's answer of a catalog read kept by cachedJson: the kept bytes of the caller's variant, while they are kept. */
+function keptVariant(catalogCache: Services['catalogCache'], base: string, pathAndQuery: string, variantOf: VariantOf): LaneRoute['answerFor'] {
+  const kept = (variant: Variant) => catalogCache.peek<CachedAnswer>(cachedAnswerKey(variantKey(variant), base, pathAndQuery)) ?? null;
+  return (caller) => {
+    const variant = variantOf(caller);
+    return variant instanceof Promise ? variant.then(kept) : kept(variant);
+  };
 }
 
 const sameForEveryone: VariantOf<Record<string, never>> = () => ({});
@@ -97,12 +108,9 @@ export async function cachedJson<T extends JSONValue, V extends Variant = Record
   };
   const keep = keepableQuery(c, url);
   const { body, etag } = keep ? await catalogCache.get<CachedAnswer>(cachedAnswerKey(variantKey(variant), base, pathAndQuery), answer) : await answer();
-  // The lane sends the kept bytes of the caller's variant, while they are kept.
-  const keptFor = (of: V) => catalogCache.peek<CachedAnswer>(cachedAnswerKey(variantKey(of), base, pathAndQuery)) ?? null;
-  offerLane(c, (laneCaller) => {
-    const laneVariant = variantOf(laneCaller);
-    return laneVariant instanceof Promise ? laneVariant.then(keptFor) : keptFor(laneVariant);
-  });
+  const laneKey = laneRouteKey(base, pathAndQuery);
+  // Offered once while kept (not a closure per request), built outside this scope: it must not hold this request.
+  if (caller && keep && !catalogCache.peek(laneKey)) offer(c, laneKey, keptVariant(catalogCache, base, pathAndQuery, variantOf as VariantOf));
   c.header('ETag', etag);
   // The body is the JSON of a T built above: typed as the route's JSON answer (a 304 carries none).
   if (c.req.header('if-none-match') === etag) return c.body(null, 304) as unknown as TypedResponse<T, 200, 'json'>;

@@ -72,14 +72,19 @@ const orderReader = (c: Context<AppEnv>) => readerFor(c.get('services').config, 
 
 type OrderListQuery = z.infer<typeof orderListQuery>;
 
-/** The `message` of an order list's answer: a page of the reader's orders of `kind`, its links under `urls`. */
-async function orderPageText(services: Services, reader: OrderReader, urls: PageUrls, kind: ProductKind, query: OrderListQuery): Promise<string> {
-  const page = pageRequest(query, 10);
-  const { total, entries, last } = await listOrders(services, reader, kind, { ...page, after: query.after });
-  // The entries come as the database wrote their JSON (listing.ts): as many as the total leaves for this page.
-  const count = Math.max(0, Math.min(page.perPage, total - pageOffset(page)));
-  // next_page_url reads on from this page's last order (keyset), so deep pages cost what the first ones do.
-  return pageObjectText(urls, 'data', entries, count, total, page, last);
+/**
+ * The `message` of an order list's answer for a caller: a page of its orders of `kind`, as `query` asks, its links
+ * under `urls`, its asset URLs under `assetBase`.
+ */
+function orderPages(services: Services, urls: PageUrls, assetBase: string, kind: ProductKind, query: OrderListQuery) {
+  return async (caller: Caller): Promise<string> => {
+    const page = pageRequest(query, 10);
+    const { total, entries, last } = await listOrders(services, readerFor(services.config, caller, assetBase), kind, { ...page, after: query.after });
+    // The entries come as the database wrote their JSON (listing.ts): as many as the total leaves for this page.
+    const count = Math.max(0, Math.min(page.perPage, total - pageOffset(page)));
+    // next_page_url reads on from this page's last order (keyset), so deep pages cost what the first ones do.
+    return pageObjectText(urls, 'data', entries, count, total, page, last);
+  };
 }
 
 /** A6, A12, A15, A16 (+ C1 aliases). */
@@ -166,13 +171,11 @@ export function orderRoutes() {
         endpoint({ method: 'get', path, summary: list.summary, tag, guard: signedIn, query: orderListQuery, ok: list.page, errors: [422] }),
         async (c) => {
           const query = c.req.valid('query');
-          const services = c.get('services');
-          const { base, url } = requestTarget(c);
-          const urls = pageUrlsAt(base, url);
-          const assetBase = assetBaseOf(c);
-          const pageFor = (caller: Caller) => orderPageText(services, readerFor(services.config, caller, assetBase), urls, kind, query);
-          // The same path and query asked again is answered by the cached-read lane, with the page of its own caller.
-          offerLane(c, async (caller) => ({ body: successBody(await pageFor(caller)) }));
+          const target = requestTarget(c);
+          const pageFor = orderPages(c.get('services'), pageUrlsAt(target.base, target.url), assetBaseOf(c), kind, query);
+          // The same path and query asked again, by any caller, is answered by the cached-read lane with the caller's own
+          // page. Not a keyset page: each cursor is asked for once, and would only take the place of a kept entry.
+          if (query.after === undefined) offerLane(c, async (caller) => ({ body: successBody(await pageFor(caller)) }), target);
           return successText<z.infer<typeof list.page>>(c, await pageFor(c.get('account')));
         },
       );

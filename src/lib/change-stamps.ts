@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { batcher } from './batch.js';
 import { withTimeout } from './deadline.js';
 import type { RedisClient } from './redis.js';
 
@@ -18,7 +19,8 @@ const freshStamp = () => `${PROCESS_NONCE}.${(stampsMade += 1)}`;
  * one, so a Redis that lost its keys (a restart, an eviction) never matches an old read.
  *
  * Every key of one set of stamps is in one hash slot (`{space}`), so that a read takes all of its stamps in one MGET,
- * on a cluster too. On a connection that fails fast (the producers'), and never longer than `timeoutMs`: while Redis
+ * on a cluster too; the reads that arrive while one MGET is on its way go together in the next (a group commit): on a
+ * busy API process, writing a command to Redis's socket per read was a third of an order list's CPU. On a connection that fails fast (the producers'), and never longer than `timeoutMs`: while Redis
  * is away or hangs a reader gets no stamp, and reads without its cache; a writer's drop waits for a connection still
  * being made (a command line's first moments) up to `timeoutMs`, and is lost after that, which is why what is cached
  * under a stamp also has a maximum age.
@@ -55,11 +57,25 @@ export class ChangeStamps {
   async current(keys: readonly string[]): Promise<string[] | null> {
     if (this.redis.status !== 'ready') return null;
     try {
-      return await withTimeout(this.timeoutMs, this.stampsOf(keys));
+      return await withTimeout(this.timeoutMs, this.read(keys));
     } catch {
       return null;
     }
   }
+
+  /**
+   * The reads waiting together, their keys read once. A batch gives up after `timeoutMs` as each read does: one command
+   * that never comes back (a hung Redis) must not hold the reads after it, nor let them pile up.
+   */
+  private readonly read = batcher<readonly string[], string[]>(
+    async (reads) => {
+      const keys = [...new Set(reads.flat())];
+      const stamps = await withTimeout(this.timeoutMs, this.stampsOf(keys));
+      const stampOf = new Map(keys.map((key, i) => [key, stamps[i]!]));
+      return reads.map((read) => ({ status: 'fulfilled', value: read.map((key) => stampOf.get(key)!) }));
+    },
+    { maxSize: 64, inFlight: 1 },
+  );
 
   private async stampsOf(keys: readonly string[]): Promise<string[]> {
     const held = await this.redis.mget(...keys.map((key) => this.keyOf(key)));

@@ -172,6 +172,25 @@ describe('order list pages kept in memory', () => {
     expect((await stamps.current(['a']))![0]).not.toBe(first);
   });
 
+  it('takes the stamps of reads made together in one MGET, each read getting its own keys', async () => {
+    const redis = connectRedis({ kind: 'server', url: app.services.config.REDIS_URL }, 'producer');
+    try {
+      await new Promise((resolve) => redis.once('ready', resolve));
+      const stamps = new ChangeStamps(redis, app.services.config.BULLMQ_PREFIX, 'batch-test');
+      const mget = vi.spyOn(redis, 'mget');
+      const reads = await Promise.all(Array.from({ length: 20 }, (_, i) => stamps.current(['all', String(i % 5)])));
+      expect(mget).toHaveBeenCalledTimes(1);
+      expect(new Set(reads.map((read) => read![0])).size).toBe(1);
+      expect(new Set(reads.map((read) => read![1])).size).toBe(5);
+      reads.forEach((read, i) => expect(read![1]).toBe(reads[i % 5]![1]));
+      // A drop is seen by the next batch.
+      await stamps.changed(['3']);
+      expect((await stamps.current(['3']))![0]).not.toBe(reads[3]![1]);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
   it('waits at most its timeout for a Redis that hangs, and for the first connection of a process that has just started', async () => {
     const redis = new URL(app.services.config.REDIS_URL);
     const proxy = await tcpProxy(Number(redis.port || 6379), redis.hostname);

@@ -12,6 +12,11 @@ export type BatchOptions = {
   inFlight: number;
   /** How long the oldest waiting call may wait for a batch to fill before it starts short of `maxSize` (0: at once). */
   lingerMs?: number;
+  /**
+   * How long a call may wait for its batch to start: older calls are failed unrun when a batch starts (their callers
+   * have given up), so that calls cannot pile up behind a batch that hangs.
+   */
+  maxWaitMs?: number;
   /** Told the size of each batch as it starts (metrics, tests). */
   onBatch?: (size: number) => void;
 };
@@ -30,6 +35,7 @@ export function batcher<In, Out>(run: (items: In[]) => Promise<PromiseSettledRes
 
   const start = () => {
     scheduled = false;
+    if (options.maxWaitMs !== undefined) dropExpired(waiting, performance.now() - options.maxWaitMs);
     while (running < options.inFlight && waiting.length > 0) {
       const left = waiting.length < options.maxSize ? waiting[0]!.since + (options.lingerMs ?? 0) - performance.now() : 0;
       if (left > 0) {
@@ -66,6 +72,13 @@ export function batcher<In, Out>(run: (items: In[]) => Promise<PromiseSettledRes
         queueMicrotask(start);
       }
     });
+}
+
+/** Fails, unrun, the calls of `waiting` (oldest first) that began before `since`. */
+function dropExpired<In, Out>(waiting: Waiting<In, Out>[], since: number): void {
+  let expired = 0;
+  while (expired < waiting.length && waiting[expired]!.since < since) expired += 1;
+  for (const w of waiting.splice(0, expired)) w.reject(new Error('waited longer than maxWaitMs for its batch'));
 }
 
 function settle<In, Out>(waiting: Waiting<In, Out>, result: PromiseSettledResult<Out> | undefined): void {

@@ -33,6 +33,12 @@ export class ChangeStamps {
    * command line's change made at once waits for its connection, a process that started while Redis was away never does.
    */
   private readonly firstReady: Promise<void>;
+  /**
+   * The reads waiting together, their keys read once. A batch gives up after `timeoutMs`, and a read that waited that
+   * long for its batch is dropped unrun (its caller has given up): a command that never comes back (a hung Redis) holds
+   * the reads after it for `timeoutMs` at most, and they do not pile up.
+   */
+  private readonly read: (keys: readonly string[]) => Promise<string[]>;
 
   constructor(
     private readonly redis: RedisClient,
@@ -51,6 +57,15 @@ export class ChangeStamps {
               resolve();
             });
           });
+    this.read = batcher(
+      async (reads) => {
+        const keys = [...new Set(reads.flat())];
+        const stamps = await withTimeout(timeoutMs, this.stampsOf(keys));
+        const stampOf = new Map(keys.map((key, i) => [key, stamps[i]!]));
+        return reads.map((read) => ({ status: 'fulfilled', value: read.map((key) => stampOf.get(key)!) }));
+      },
+      { maxSize: 64, inFlight: 1, maxWaitMs: timeoutMs },
+    );
   }
 
   /** The stamp of each key (a new one where there is none), in the order of `keys`; null when Redis cannot say. */
@@ -62,20 +77,6 @@ export class ChangeStamps {
       return null;
     }
   }
-
-  /**
-   * The reads waiting together, their keys read once. A batch gives up after `timeoutMs` as each read does: one command
-   * that never comes back (a hung Redis) must not hold the reads after it, nor let them pile up.
-   */
-  private readonly read = batcher<readonly string[], string[]>(
-    async (reads) => {
-      const keys = [...new Set(reads.flat())];
-      const stamps = await withTimeout(this.timeoutMs, this.stampsOf(keys));
-      const stampOf = new Map(keys.map((key, i) => [key, stamps[i]!]));
-      return reads.map((read) => ({ status: 'fulfilled', value: read.map((key) => stampOf.get(key)!) }));
-    },
-    { maxSize: 64, inFlight: 1 },
-  );
 
   private async stampsOf(keys: readonly string[]): Promise<string[]> {
     const held = await this.redis.mget(...keys.map((key) => this.keyOf(key)));

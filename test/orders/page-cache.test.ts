@@ -183,9 +183,18 @@ describe('order list pages kept in memory', () => {
       expect(new Set(reads.map((read) => read![0])).size).toBe(1);
       expect(new Set(reads.map((read) => read![1])).size).toBe(5);
       reads.forEach((read, i) => expect(read![1]).toBe(reads[i % 5]![1]));
-      // A drop is seen by the next batch.
-      await stamps.changed(['3']);
-      expect((await stamps.current(['3']))![0]).not.toBe(reads[3]![1]);
+      // A read made while a batch is on its way waits for the next one: it sees a drop made before it, never the stamp
+      // the batch on its way reads.
+      const onItsWay = stamps.current(['3']);
+      // Its batch starts within this tick: its MGET is written before the drop's DEL.
+      await Promise.resolve();
+      expect(mget).toHaveBeenCalledTimes(2);
+      const drop = stamps.changed(['3']);
+      const next = stamps.current(['3']);
+      await drop;
+      expect((await onItsWay)![0]).toBe(reads[3]![1]);
+      expect((await next)![0]).not.toBe(reads[3]![1]);
+      expect(mget).toHaveBeenCalledTimes(3);
     } finally {
       redis.disconnect();
     }
@@ -213,6 +222,13 @@ describe('order list pages kept in memory', () => {
       expect(await stamps.current(['b'])).toBeNull();
       await stamps.changed(['b']);
       expect(Date.now() - started).toBeLessThan(3000);
+      // Reads made meanwhile: one MGET goes out and hangs; the reads that waited behind it as long as the timeout are
+      // dropped unrun, not sent (nor kept) once it gives up.
+      const mget = vi.spyOn(starting, 'mget');
+      const reads = await Promise.all(Array.from({ length: 100 }, () => stamps.current(['b'])));
+      expect(reads.every((read) => read === null)).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(mget).toHaveBeenCalledTimes(1);
     } finally {
       starting.disconnect();
       await proxy.close();

@@ -62,9 +62,11 @@ beforeAll(async () => {
 });
 
 describe('a repeated order list read', () => {
-  it.each(['/api/get-card/orders', '/api/card/order?page=2&per_page=1', '/api/get-topup/orders', '/api/topUp/order?per_page=5'])(
+  it.each(['/api/get-card/orders', '/api/card/order?page=2&per_page=1', '/api/get-topup/orders', '/api/topUp/order?per_page=5', 'AFTER'])(
     '%s: the second answer skips the app, with the same status, header lines and bytes',
-    async (path) => {
+    async (template) => {
+      // A keyset page: the one below the newest order.
+      const path = template === 'AFTER' ? `/api/get-card/orders?per_page=1&after=${utrs.at(-1)}` : template;
       const first = await served.get(path, owner.auth);
       expect(first.status).toBe(200);
       expect(first.viaApp).toBe(true);
@@ -74,8 +76,21 @@ describe('a repeated order list read', () => {
       expect(comparable(second)).toEqual(comparable(first));
       expect(second.headers.map(([name]) => name)).toEqual(first.headers.map(([name]) => name));
       expect(second.body).toBe(first.body);
+      if (template === 'AFTER') expect(body(second).message.data.map((o: Json) => o.utr)).toEqual([utrs.at(-2)]);
     },
   );
+
+  it("reads a keyset page's cursor in the caller's own list: another account's utr finds nothing there, as in the app", async () => {
+    const path = `/api/get-card/orders?per_page=1&after=${utrs.at(-1)}`;
+    await served.get(path, owner.auth);
+    const other = await signedIn();
+    await served.get('/api/get-card/orders', other.auth);
+    await served.get(path, owner.auth);
+    const viaLane = await served.get(path, other.auth);
+    expect(viaLane.viaApp).toBe(false);
+    expect(body(viaLane).message.data).toEqual([]);
+    expect(viaLane.body).toBe((await fromApp(path, other.auth)).body);
+  });
 
   it("answers another caller with that caller's own page, as the app gives it", async () => {
     const path = '/api/get-card/orders?per_page=7';
@@ -140,13 +155,6 @@ describe('a repeated order list read', () => {
 });
 
 describe('what the lane leaves to the app', () => {
-  it('a keyset page (after=): each cursor is asked for once, so it is never kept for the lane', async () => {
-    const path = `/api/get-card/orders?per_page=1&after=${utrs.at(-1)}`;
-    const first = await served.get(path, owner.auth);
-    expect(body(first).message.data.map((o: Json) => o.utr)).toEqual([utrs.at(-2)]);
-    expect((await served.get(path, owner.auth)).viaApp).toBe(true);
-  });
-
   it('a query the app refused, and one with parameters the route does not take', async () => {
     for (const [path, status] of [
       ['/api/get-card/orders?page=0', 422],

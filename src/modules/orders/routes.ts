@@ -174,8 +174,8 @@ export function orderRoutes() {
           const target = requestTarget(c);
           const pageFor = orderPages(c.get('services'), pageUrlsAt(target.base, target.url), assetBaseOf(c), kind, query);
           // The same path and query asked again, by any caller, is answered by the cached-read lane with the caller's own
-          // page. Not a keyset page: each cursor is asked for once, and would only take the place of a kept entry.
-          if (query.after === undefined) offerLane(c, async (caller) => ({ body: successBody(await pageFor(caller)) }), target);
+          // page; a keyset page (after=) too, whose cursor finds nothing in another account's list (listing.ts).
+          offerLane(c, async (caller) => ({ body: successBody(await pageFor(caller)) }), target);
           return successText<z.infer<typeof list.page>>(c, await pageFor(c.get('account')));
         },
       );

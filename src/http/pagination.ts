@@ -54,17 +54,22 @@ export function pageObject<K extends 'items' | 'data', T>(c: Context<AppEnv>, ke
   return pageObjectAround(pageUrlBuilder(c), key, entries, entries.length, total, page) as unknown as { [P in K]: T[] } & Record<string, unknown>;
 }
 
-/** Stands in for the entries of pageObjectText until they are spliced in (JSON.stringify escapes it: "\u0001"). */
+/** Stands in for the entries of pageObjectShell until they are spliced in (JSON.stringify escapes it: "\u0001"). */
 const ENTRIES_MARK = '\u0001';
 
 /**
- * The JSON text of a page object whose entries are already JSON text (`entries`, an array of `count` of them, written by
- * the database): the object is serialised around a mark, which is then replaced by the entries. `nextAfter`: the
- * cursor the next page's URL carries (keyset paging), if the list has one.
+ * The JSON text of a page object whose entries are already JSON text (an array of `count` of them, written by the
+ * database), as the function that writes them in: the object is serialised once around a mark and split there, so a
+ * page read again with the same total and last entry needs no new links. `nextAfter`: the cursor the next page's URL
+ * carries (keyset paging), if the list has one.
  */
-export function pageObjectText(urls: PageUrls, key: 'items' | 'data', entries: string, count: number, total: number, page: PageRequest, nextAfter?: string): string {
+export function pageObjectShell(urls: PageUrls, key: 'items' | 'data', count: number, total: number, page: PageRequest, nextAfter?: string): (entries: string) => string {
   const text = JSON.stringify(pageObjectAround(urls, key, ENTRIES_MARK, count, total, page, nextAfter));
-  return text.replace(`"${key}":${JSON.stringify(ENTRIES_MARK)}`, () => `"${key}":${entries}`);
+  const mark = `"${key}":${JSON.stringify(ENTRIES_MARK)}`;
+  const at = text.indexOf(mark);
+  const head = `${text.slice(0, at)}"${key}":`;
+  const tail = text.slice(at + mark.length);
+  return (entries) => head + entries + tail;
 }
 
 function pageObjectAround<E>(urls: PageUrls, key: 'items' | 'data', entries: E, count: number, total: number, { page, perPage }: PageRequest, nextAfter?: string) {

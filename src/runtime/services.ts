@@ -13,6 +13,12 @@ import { StampedCache } from '../lib/stamped-cache.js';
 import { createQueues, queueLayout, shownName, type Queues } from '../queues/index.js';
 
 /** Everything a request handler, a worker or a CLI command may use; built once per process by createServices. */
+/**
+ * An order list page as it is kept: the account's count, the entries' text as the database wrote it (the card codes
+ * still sealed), and the utr of its last entry (the next page's cursor).
+ */
+export type KeptOrderPage = { total: number | null; entries: string; last: string | undefined };
+
 export type Services = Database & {
   config: Config;
   /** General-purpose Redis commands: rate limits, cache invalidation. Not for BullMQ workers. */
@@ -33,7 +39,7 @@ export type Services = Database & {
    * Order list pages as the database wrote them (codes still sealed), each served while its stamp holds and for at most
    * ORDER_PAGES_CACHE_MS.
    */
-  orderPageCache: StampedCache<{ total: number | null; entries: string }>;
+  orderPageCache: StampedCache<KeptOrderPage>;
   /**
    * `draining`: set once the process starts draining (SIGTERM): /ready then answers 503, so a load balancer stops
    * sending (C21). `workers`: the state of the worker process `npm start` supervises (absent in other processes).
@@ -94,7 +100,7 @@ export function createServices(config: Config, gauges: StoreGauges, { onQuery, l
   // On the producers' connection: while Redis is away a stamp fails at once, and a page is read without the cache.
   const pageStamps = new ChangeStamps(queueConnection, config.BULLMQ_PREFIX, 'order-pages');
   const pages = ownedStamps(pageStamps);
-  const orderPageCache = new StampedCache<{ total: number | null; entries: string }>({
+  const orderPageCache = new StampedCache<KeptOrderPage>({
     maxAgeMs: config.ORDER_PAGES_CACHE_MS,
     maxSize: ORDER_PAGES_CACHE_CHARS,
     sizeOf: (page) => page.entries.length,

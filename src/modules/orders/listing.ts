@@ -2,6 +2,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import { batchedRead, builtStatement, type Db } from '../../db/client.js';
 import { StampedCache } from '../../lib/stamped-cache.js';
 import type { OwnedStamps } from '../../lib/change-stamps.js';
+import type { KeptOrderPage } from '../../runtime/services.js';
 import { PRODUCT_KINDS } from '../../db/kinds.js';
 import type { ProductKind } from '../../db/schema.js';
 import { pageOffset, type PageRequest } from '../../lib/paging.js';
@@ -175,7 +176,7 @@ const perKind = <T>(build: (kind: ProductKind) => T) => ({ top_up: build('top_up
 type PageItem = { accountId: number; livemode: boolean; limit: number; offset: number; after: string; assetBase: string };
 
 /** A page as the database wrote it: the account's count, and the entries' text with their codes still sealed. */
-export type PageText = { total: number | null; entries: string };
+type PageText = Omit<KeptOrderPage, 'last'>;
 
 /**
  * A page of an account's orders of one kind and mode (C25) in ONE statement: the account's live order count (kept by
@@ -245,10 +246,10 @@ export type OrderReader = {
 };
 
 /** Where the pages come from: the database, through the process's cache of pages under their accounts' stamps. */
-export type PageSource = { db: Db; orderPages: Pick<OwnedStamps, 'stampOf'>; orderPageCache: StampedCache<PageText> };
+export type PageSource = { db: Db; orderPages: Pick<OwnedStamps, 'stampOf'>; orderPageCache: StampedCache<KeptOrderPage> };
 
 /** A cache that keeps nothing. */
-const NOTHING_KEPT = new StampedCache<PageText>({ maxAgeMs: 0, maxSize: 0, sizeOf: () => 0 });
+const NOTHING_KEPT = new StampedCache<KeptOrderPage>({ maxAgeMs: 0, maxSize: 0, sizeOf: () => 0 });
 
 /** Every page read from the database, none kept: for what measures the list's statement itself. */
 export const fromDatabase = (db: Db): PageSource => ({ db, orderPages: { stampOf: async () => null }, orderPageCache: NOTHING_KEPT });
@@ -274,8 +275,12 @@ export async function listOrders(
     assetBase: reader.assetBase,
   };
   const key = JSON.stringify([kind, item.accountId, item.livemode, item.limit, item.offset, item.after, item.assetBase]);
-  const { total, entries } = await orderPageCache.get(key, () => orderPages.stampOf(item.accountId), () => pageReads[kind](db)(item));
-  return { total: total ?? 0, entries: spliceCodes(entries, reader.openCode), last: lastUtr(entries) };
+  const read = async (): Promise<KeptOrderPage> => {
+    const page = await pageReads[kind](db)(item);
+    return { ...page, last: lastUtr(page.entries) };
+  };
+  const { total, entries, last } = await orderPageCache.get(key, () => orderPages.stampOf(item.accountId), read);
+  return { total: total ?? 0, entries: spliceCodes(entries, reader.openCode), last };
 }
 
 /**

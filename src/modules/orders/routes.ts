@@ -4,7 +4,7 @@ import type { ProductKind } from '../../db/schema.js';
 import type { AppEnv } from '../../http/context.js';
 import { contractRouter, endpoint, validBody } from '../../http/contract.js';
 import { offerLane, requestTarget } from '../../http/cached-json.js';
-import { pageObjectText, pageUrlsAt, type PageUrls } from '../../http/pagination.js';
+import { pageObjectShell, pageUrlsAt, type PageUrls } from '../../http/pagination.js';
 import { successBody, successText } from '../../http/json-text.js';
 import { requestLogger } from '../../http/request-log.js';
 import { assetBaseOf } from '../../http/urls.js';
@@ -77,15 +77,28 @@ type OrderListQuery = z.infer<typeof orderListQuery>;
  * under `urls`, its asset URLs under `assetBase`.
  */
 function orderPages(services: Services, urls: PageUrls, assetBase: string, kind: ProductKind, query: OrderListQuery) {
+  const page = pageRequest(query, 10);
+  // The page object around the entries, by the page's total and last entry: the same for every read of an account's
+  // page while nothing on it changes (the lane answers this path and query again and again, for every account).
+  const shells = new Map<string, (entries: string) => string>();
   return async (caller: Caller): Promise<string> => {
-    const page = pageRequest(query, 10);
     const { total, entries, last } = await listOrders(services, readerFor(services.config, caller, assetBase), kind, { ...page, after: query.after });
-    // The entries come as the database wrote their JSON (listing.ts): as many as the total leaves for this page.
-    const count = Math.max(0, Math.min(page.perPage, total - pageOffset(page)));
-    // next_page_url reads on from this page's last order (keyset), so deep pages cost what the first ones do.
-    return pageObjectText(urls, 'data', entries, count, total, page, last);
+    const shellKey = `${total} ${last ?? ''}`;
+    let shell = shells.get(shellKey);
+    if (!shell) {
+      if (shells.size >= MAX_SHELLS) shells.clear();
+      // The entries come as the database wrote their JSON (listing.ts): as many as the total leaves for this page.
+      const count = Math.max(0, Math.min(page.perPage, total - pageOffset(page)));
+      // next_page_url reads on from this page's last order (keyset), so deep pages cost what the first ones do.
+      shell = pageObjectShell(urls, 'data', count, total, page, last);
+      shells.set(shellKey, shell);
+    }
+    return shell(entries);
   };
 }
+
+/** The page objects kept for one path and query (one per account that reads it, about 2 KB each). */
+const MAX_SHELLS = 1000;
 
 /** A6, A12, A15, A16 (+ C1 aliases). */
 export function orderRoutes() {

@@ -14,7 +14,8 @@ export type BatchOptions = {
   lingerMs?: number;
   /**
    * How long a call may wait for its batch to start: older calls are failed unrun when a batch starts (their callers
-   * have given up), so that calls cannot pile up behind a batch that hangs.
+   * have given up), so that calls cannot pile up behind a batch that hangs. Keep it above `lingerMs`, or a lingering
+   * batch fails its calls.
    */
   maxWaitMs?: number;
   /** Told the size of each batch as it starts (metrics, tests). */

@@ -20,10 +20,10 @@ const freshStamp = () => `${PROCESS_NONCE}.${(stampsMade += 1)}`;
  *
  * Every key of one set of stamps is in one hash slot (`{space}`), so that a read takes all of its stamps in one MGET,
  * on a cluster too; the reads that arrive while one MGET is on its way go together in the next (a group commit): on a
- * busy API process, writing a command to Redis's socket per read was a third of an order list's CPU. On a connection that fails fast (the producers'), and never longer than `timeoutMs`: while Redis
- * is away or hangs a reader gets no stamp, and reads without its cache; a writer's drop waits for a connection still
- * being made (a command line's first moments) up to `timeoutMs`, and is lost after that, which is why what is cached
- * under a stamp also has a maximum age.
+ * busy API process, writing a command to Redis's socket per read was a third of an order list's CPU. On a connection
+ * that fails fast (the producers'), and never longer than `timeoutMs`: while Redis is away or hangs a reader gets no
+ * stamp, and reads without its cache; a writer's drop waits for a connection still being made (a command line's first
+ * moments) up to `timeoutMs`, and is lost after that, which is why what is cached under a stamp also has a maximum age.
  */
 export class ChangeStamps {
   /** Drops on their way: a process that stops waits for them (settled), so its last changes are told. */
@@ -34,8 +34,8 @@ export class ChangeStamps {
    */
   private readonly firstReady: Promise<void>;
   /**
-   * The reads waiting together, their keys read once. A batch gives up after `timeoutMs`, and a read that waited that
-   * long for its batch is dropped unrun (its caller has given up): a command that never comes back (a hung Redis) holds
+   * The reads waiting together, their keys read once. A batch gives up after `timeoutMs`, and a read that waited half
+   * that for its batch is dropped unrun (its caller gets no stamp): a command that never comes back (a hung Redis) holds
    * the reads after it for `timeoutMs` at most, and they do not pile up.
    */
   private readonly read: (keys: readonly string[]) => Promise<string[]>;
@@ -64,7 +64,9 @@ export class ChangeStamps {
         const stampOf = new Map(keys.map((key, i) => [key, stamps[i]!]));
         return reads.map((read) => ({ status: 'fulfilled', value: read.map((key) => stampOf.get(key)!) }));
       },
-      { maxSize: 64, inFlight: 1, maxWaitMs: timeoutMs },
+      // Half the timeout: a timer fires a little early by the clock that dates the reads, and a read that waited that
+      // long has little of its own timeout left.
+      { maxSize: 64, inFlight: 1, maxWaitMs: timeoutMs / 2 },
     );
   }
 

@@ -12,13 +12,13 @@ import { StampedCache } from '../lib/stamped-cache.js';
 
 import { createQueues, queueLayout, shownName, type Queues } from '../queues/index.js';
 
-/** Everything a request handler, a worker or a CLI command may use; built once per process by createServices. */
 /**
  * An order list page as it is kept: the account's count, the entries' text as the database wrote it (the card codes
  * still sealed), and the utr of its last entry (the next page's cursor).
  */
 export type KeptOrderPage = { total: number | null; entries: string; last: string | undefined };
 
+/** Everything a request handler, a worker or a CLI command may use; built once per process by createServices. */
 export type Services = Database & {
   config: Config;
   /** General-purpose Redis commands: rate limits, cache invalidation. Not for BullMQ workers. */

@@ -276,8 +276,8 @@ export async function listOrders(
   };
   const key = JSON.stringify([kind, item.accountId, item.livemode, item.limit, item.offset, item.after, item.assetBase]);
   const read = async (): Promise<KeptOrderPage> => {
-    const page = await pageReads[kind](db)(item);
-    return { ...page, last: lastUtr(page.entries) };
+    const row = await pageReads[kind](db)(item);
+    return { ...row, last: lastUtr(row.entries) };
   };
   const { total, entries, last } = await orderPageCache.get(key, () => orderPages.stampOf(item.accountId), read);
   return { total: total ?? 0, entries: spliceCodes(entries, reader.openCode), last };

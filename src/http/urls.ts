@@ -47,7 +47,8 @@ export function assetBaseOf(c: Context<AppEnv>): string {
   return assetBaseUnder(c.get('services').config.ASSET_BASE_URL, baseUrl(c));
 }
 
-const assetBaseUnder = (assetBase: string | undefined, serverBase: string) =>
+/** assetBaseOf for a server at `serverBase` (already found for the request): ASSET_BASE_URL, or its own /assets. */
+export const assetBaseUnder = (assetBase: string | undefined, serverBase: string) =>
   assetBase?.replace(/\/+$/, '') ?? `${serverBase.replace(/\/+$/, '')}${ASSETS_PATH}`;
 
 /** The asset URLs for a server at `serverBase` (the CLI uses PUBLIC_BASE_URL or the local server). */

@@ -7,7 +7,7 @@ import { offerLane, requestTarget } from '../../http/cached-json.js';
 import { pageObjectShell, pageUrlsAt, type PageUrls } from '../../http/pagination.js';
 import { successBody, successText } from '../../http/json-text.js';
 import { requestLogger } from '../../http/request-log.js';
-import { assetBaseOf } from '../../http/urls.js';
+import { assetBaseOf, assetBaseUnder } from '../../http/urls.js';
 import { pageOffset, pageRequest } from '../../lib/paging.js';
 import type { Caller } from '../../core/caller.js';
 import type { Config } from '../../core/env.js';
@@ -184,8 +184,10 @@ export function orderRoutes() {
         endpoint({ method: 'get', path, summary: list.summary, tag, guard: signedIn, query: orderListQuery, ok: list.page, errors: [422] }),
         async (c) => {
           const query = c.req.valid('query');
+          const services = c.get('services');
           const target = requestTarget(c);
-          const pageFor = orderPages(c.get('services'), pageUrlsAt(target.base, target.url), assetBaseOf(c), kind, query);
+          const assetBase = assetBaseUnder(services.config.ASSET_BASE_URL, target.base);
+          const pageFor = orderPages(services, pageUrlsAt(target.base, target.url), assetBase, kind, query);
           // The same path and query asked again, by any caller, is answered by the cached-read lane with the caller's own
           // page; a keyset page (after=) too, whose cursor finds nothing in another account's list (listing.ts).
           offerLane(c, async (caller) => ({ body: successBody(await pageFor(caller)) }), target);

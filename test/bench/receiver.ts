@@ -2,12 +2,16 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
- * A webhook receiver that answers 204 and counts: the bench measures the sender, not a verifier. Requests to a path
+ * A webhook receiver that answers 204, counts and notes when each message first arrived: the bench measures the sender, not a verifier. Requests to a path
  * under `/slow` are answered `slowMs` later (a receiver that takes its time).
  */
 export async function startCountingReceiver({ slowMs = 9000 } = {}) {
   let received = 0;
+  /** When each message first reached the receiver (epoch ms), by its webhook-id: how long the sender took to send. */
+  const firstArrivals = new Map<string, number>();
   const server = createServer((req, res) => {
+    const id = req.headers['webhook-id'];
+    if (typeof id === 'string' && !firstArrivals.has(id)) firstArrivals.set(id, Date.now());
     req.resume();
     req.on('end', () => {
       received += 1;
@@ -22,6 +26,7 @@ export async function startCountingReceiver({ slowMs = 9000 } = {}) {
     url: `${origin}/hook`,
     slowUrl: `${origin}/slow`,
     received: () => received,
+    firstArrival: (messageId: string) => firstArrivals.get(messageId),
     close: () => new Promise<void>((resolve) => (server.close(() => resolve()), server.closeAllConnections())),
   };
 }

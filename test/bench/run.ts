@@ -96,6 +96,10 @@ async function main(): Promise<void> {
 
   step('loading data');
   const data = await loadData(database);
+  if (process.argv.includes('--webhooks')) {
+    await measureWebhooksAlone(report, database.sql, data);
+    return finish(report);
+  }
   step('ceilings (the service is not running yet)');
   await measureCeilings(report, database, data);
   if (process.argv.includes('--api')) {
@@ -110,9 +114,30 @@ async function main(): Promise<void> {
     await measureService(report, database, data);
   }
 
+  finish(report);
+}
+
+function finish(report: Report): void {
   process.stdout.write(`\n${report.table()}\n\n`);
   report.save(RESULTS);
   step(`written ${RESULTS}`);
+}
+
+/** `--webhooks`: the webhook rows alone, on a service started as `npm start` starts it (no ceiling rows). */
+async function measureWebhooksAlone(report: Report, sql: Database['sql'], data: Data): Promise<void> {
+  step(`starting the service (src/main.ts) on 127.0.0.1:${port}`);
+  const service = await start('src/main.ts');
+  await waitForWorkers(1, service);
+  const target: Target = {
+    baseUrl: `http://127.0.0.1:${port}`,
+    seconds: size.seconds,
+    warmup: size.warmup,
+    sql,
+    pids: () => ({ service: service.process.pid, 'its worker process': childOf(service.process.pid) }),
+    ensureRunning: () => service.ensureRunning(),
+  };
+  await measureWebhooks(report, target, data, await issueTokens(target.baseUrl, data.many));
+  await service.stop();
 }
 
 /** `--free-codes`: a batch of free codes taken from the start of their index and from after the newest given out (free-codes.ts). */
@@ -371,7 +396,7 @@ async function compareInTurns(
 }
 
 async function measureService(report: Report, { sql }: Database, data: Data): Promise<void> {
-  const { catalog, many, hot, history } = data;
+  const { catalog, hot, history } = data;
   const tokens = await measureApiAlone(report, sql, data, { withReads: false });
   await measureDrain(report, sql);
   await comparePlacementFirst(report, sql, data, tokens);
@@ -420,33 +445,7 @@ async function measureService(report: Report, { sql }: Database, data: Data): Pr
   await worker.stop();
   secondWorker = null;
 
-  step('with one webhook endpoint per account (C17): placement and fulfilment write the outbox, workers deliver');
-  const receiver = await startCountingReceiver();
-  cleanups.push(() => receiver.close());
-  await registerEndpoints(sql, key, [...many, hot].map((a) => a.id), receiver.url);
-  report.add('placement.card.webhooks', await measureHttp(target, cardOrders(catalog, tokens)), 'placement.card');
-  await drain(target);
-  await deliveriesSettled(sql, receiver, 0);
-  // Orders of 64 accounts, each with its endpoint: the events of each order go to the endpoint of its account. Measured
-  // in turns with one of the 64 endpoints answering 9 s after each request (prompt, slow, slow, prompt, half the
-  // orders each): the others' figures beside a slow endpoint against the same load without one, on the same host
-  // minutes apart rather than one after the other (the p99 of a delivery follows that of the completion it waits for).
-  const webhookTokens = tokens.slice(0, 64);
-  const [slowEndpoint] = await sql<{ id: number }[]>`select id from webhook_endpoints where account_id = ${many[0]!.id}`;
-  const webhookTurns = { prompt: { e2e: [] as Measured[], delivered: [] as Measured[] }, slow: { e2e: [] as Measured[], delivered: [] as Measured[] } };
-  for (const which of ['prompt', 'slow', 'slow', 'prompt'] as const) {
-    await sql`update webhook_endpoints set url = ${which === 'slow' ? receiver.slowUrl : receiver.url} where id = ${slowEndpoint!.id}`;
-    const since = await lastEventId(sql);
-    webhookTurns[which].e2e.push(await endToEnd(target, cardOrders(catalog, webhookTokens), size.e2eOrders / 2));
-    await drain(target);
-    webhookTurns[which].delivered.push(await deliveriesSettled(sql, receiver, since, which === 'slow' ? slowEndpoint!.id : null));
-  }
-  const both = (turns: Measured[]) => twoTurns('measured in turns prompt, slow, slow, prompt', turns);
-  report.add('e2e.card.webhooks', both(webhookTurns.prompt.e2e), 'e2e.card.1-worker');
-  report.add('webhooks.delivered', both(webhookTurns.prompt.delivered), 'e2e.card.webhooks');
-  report.add('e2e.card.webhooks.slow-endpoint', both(webhookTurns.slow.e2e), 'e2e.card.webhooks');
-  report.add('webhooks.delivered.slow-endpoint', both(webhookTurns.slow.delivered), 'webhooks.delivered');
-  await sql`update webhook_endpoints set deleted_at = now()`;
+  await measureWebhooks(report, target, data, tokens);
 
   step('reads, each against a bare node:http server sending the same bytes');
   await measureReads(report, target, data, tokens);
@@ -514,6 +513,42 @@ async function measureService(report: Report, { sql }: Database, data: Data): Pr
   report.add('shards.placement.card.cluster', overCluster.placement, 'shards.placement.card.one-redis');
   report.add('shards.e2e.card.cluster', overCluster.e2e, 'shards.e2e.card.one-redis');
   await cluster.stop();
+}
+
+/**
+ * With one webhook endpoint per account (C17): placement and fulfilment write the outbox, the service's workers
+ * deliver to a local receiver. Leaves every endpoint deleted.
+ */
+async function measureWebhooks(report: Report, target: Target, data: Data, tokens: string[]): Promise<void> {
+  step('with one webhook endpoint per account (C17): placement and fulfilment write the outbox, workers deliver');
+  const { catalog, many, hot } = data;
+  const { sql } = target;
+  const receiver = await startCountingReceiver();
+  cleanups.push(() => receiver.close());
+  await registerEndpoints(sql, key, [...many, hot].map((a) => a.id), receiver.url);
+  report.add('placement.card.webhooks', await measureHttp(target, cardOrders(catalog, tokens)), 'placement.card');
+  await drain(target);
+  await deliveriesSettled(sql, receiver, 0);
+  // Orders of 64 accounts, each with its endpoint: the events of each order go to the endpoint of its account. Measured
+  // in turns with one of the 64 endpoints answering 9 s after each request (prompt, slow, slow, prompt, half the
+  // orders each): the others' figures beside a slow endpoint against the same load without one, on the same host
+  // minutes apart rather than one after the other (the p99 of a delivery follows that of the completion it waits for).
+  const webhookTokens = tokens.slice(0, 64);
+  const [slowEndpoint] = await sql<{ id: number }[]>`select id from webhook_endpoints where account_id = ${many[0]!.id}`;
+  const webhookTurns = { prompt: { e2e: [] as Measured[], delivered: [] as Measured[] }, slow: { e2e: [] as Measured[], delivered: [] as Measured[] } };
+  for (const which of ['prompt', 'slow', 'slow', 'prompt'] as const) {
+    await sql`update webhook_endpoints set url = ${which === 'slow' ? receiver.slowUrl : receiver.url} where id = ${slowEndpoint!.id}`;
+    const since = await lastEventId(sql);
+    webhookTurns[which].e2e.push(await endToEnd(target, cardOrders(catalog, webhookTokens), size.e2eOrders / 2));
+    await drain(target);
+    webhookTurns[which].delivered.push(await deliveriesSettled(sql, receiver, since, which === 'slow' ? slowEndpoint!.id : null));
+  }
+  const both = (turns: Measured[]) => twoTurns('measured in turns prompt, slow, slow, prompt', turns);
+  report.add('e2e.card.webhooks', both(webhookTurns.prompt.e2e), 'e2e.card.1-worker');
+  report.add('webhooks.delivered', both(webhookTurns.prompt.delivered), 'e2e.card.webhooks');
+  report.add('e2e.card.webhooks.slow-endpoint', both(webhookTurns.slow.e2e), 'e2e.card.webhooks');
+  report.add('webhooks.delivered.slow-endpoint', both(webhookTurns.slow.delivered), 'webhooks.delivered');
+  await sql`update webhook_endpoints set deleted_at = now()`;
 }
 
 /** Waits until /ready says the worker process of the service is up (its queues may be anywhere Redis is). */
@@ -633,7 +668,7 @@ async function lastEventId(sql: Database['sql']): Promise<string> {
  */
 async function deliveriesSettled(
   sql: Database['sql'],
-  receiver: { received: () => number },
+  receiver: { received: () => number; firstArrival: (messageId: string) => number | undefined },
   sinceEvent: string | number,
   apartFrom: number | null = null,
 ): Promise<{ rps: number; p50_ms: number; p99_ms: number; errors: number; note: string }> {
@@ -653,7 +688,13 @@ async function deliveriesSettled(
     where e.id > ${sinceEvent}
       and ${which === 'apart' ? sql`d.endpoint_id is distinct from ${apartFrom}` : sql`d.endpoint_id = ${apartFrom}`}`;
   const [row] = await figures('apart');
-  let note = `${row!.delivered} delivered (event written → receiver answered), ${receiver.received()} requests received in all`;
+  // Where the time goes: event written → request at the receiver (relay, queue, send), the rest is the recording.
+  const events = await sql<{ id: string; written: number }[]>`
+    select e.id::text, extract(epoch from e.created_at) * 1000 as written
+    from webhook_deliveries d join webhook_events e on e.id = d.event_id
+    where e.id > ${sinceEvent} and d.status = 'delivered' and d.endpoint_id is distinct from ${apartFrom}`;
+  const toReceiver = events.map((e) => (receiver.firstArrival(`msg_${e.id}`) ?? Number.NaN) - Number(e.written)).filter(Number.isFinite);
+  let note = `${row!.delivered} delivered (event written → receiver answered; written → request at the receiver p50 ${Math.round(percentile(toReceiver, 50))} ms, p99 ${Math.round(percentile(toReceiver, 99))} ms), ${receiver.received()} requests received in all`;
   if (apartFrom !== null) {
     const [slow] = await figures('only');
     note += `; the slow endpoint: ${slow!.delivered} delivered, p50 ${Math.round(Number(slow!.p50 ?? 0))} ms, p99 ${Math.round(Number(slow!.p99 ?? 0))} ms`;

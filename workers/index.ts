@@ -61,16 +61,22 @@ export async function startWorkers(services: Services, options: WorkerOptions = 
   // Card orders of jobs that arrive while a batch transaction runs go together in the next one; top-ups go one job
   // at a time, at most WORKER_CONCURRENCY at once (as many as before batching).
   const fulfil = batchedFulfilment({ ...fulfilment, logger: services.logger }, { batch: options.pace?.batch, topUpsAtOnce: config.WORKER_CONCURRENCY });
+  const relay = startWebhookRelay(services, options.webhookRelay);
+  /** A job that may have moved orders: the events it wrote go to the relay now rather than at its next interval. */
+  const movingOrders = <Args extends unknown[], Result>(run: (...args: Args) => Promise<Result>) => (...args: Args) => run(...args).finally(relay.nudge);
   const workers = [
     // Each job logs through its own logger: its lines carry the job and the request that placed the order.
     // Every shard's jobs go through the same batching: orders of several shards can share a transaction.
     ...queues.fulfilmentShards.map((queue) =>
-      startQueueWorker(services, queue, FulfilmentJob, (job, { logger }) => fulfil(logger, job.orderId), Math.max(fulfilmentJobs(options.pace !== undefined), config.WORKER_CONCURRENCY)),
+      startQueueWorker(services, queue, FulfilmentJob, movingOrders((job, { logger }) => fulfil(logger, job.orderId)), Math.max(fulfilmentJobs(options.pace !== undefined), config.WORKER_CONCURRENCY)),
     ),
-    startQueueWorker(services, queues.restock, RestockJob, (job, { logger }) =>
-      restockCardService(services.db, job.cardServiceId, statusObserver({ logger, metrics: services.metrics, orderPages: services.orderPages })),
+    startQueueWorker(
+      services,
+      queues.restock,
+      RestockJob,
+      movingOrders((job, { logger }) => restockCardService(services.db, job.cardServiceId, statusObserver({ logger, metrics: services.metrics, orderPages: services.orderPages }))),
     ),
-    startQueueWorker(services, queues.routing, RoutingJob, (job, { logger }) => advanceOrder({ ...fulfilment, logger }, job.orderId, job.step)),
+    startQueueWorker(services, queues.routing, RoutingJob, movingOrders((job, { logger }) => advanceOrder({ ...fulfilment, logger }, job.orderId, job.step))),
     // Deliveries wait on the network, not on the database: many jobs at once (each sends up to 50), so the few a slow
     // receiver holds (WEBHOOK_ENDPOINT_IN_FLIGHT deliveries at most) leave the rest free.
     startQueueWorker(services, queues.webhooks, WebhookJob, (job) => deliverBatch(services.db, delivery, job.deliveryIds), 128),
@@ -81,7 +87,7 @@ export async function startWorkers(services: Services, options: WorkerOptions = 
   const timers = [
     startReconciler(services, options.reconciler),
     startCampaignSync(services),
-    startWebhookRelay(services, options.webhookRelay),
+    relay,
     startStockKeeping(services),
     startBalanceWatch(services, options.balanceIntervalMs),
     startRetention(services, options.retention),

@@ -136,7 +136,9 @@ async function measureWebhooksAlone(report: Report, sql: Database['sql'], data: 
     pids: () => ({ service: service.process.pid, 'its worker process': childOf(service.process.pid) }),
     ensureRunning: () => service.ensureRunning(),
   };
-  await measureWebhooks(report, target, data, await issueTokens(target.baseUrl, data.many));
+  const tokens = await issueTokens(target.baseUrl, data.many);
+  await drain(target);
+  await measureWebhooks(report, target, data, tokens);
   await service.stop();
 }
 

@@ -54,6 +54,46 @@ describe('runPeriodically', () => {
   });
 });
 
+describe('a nudged periodic run', () => {
+  it('runs soon instead of at the interval, and nudges during a run make one run after it', async () => {
+    const runs: number[] = [];
+    let release = () => {};
+    const periodic = runPeriodically(app.services.db, { lockKey: LOCK + 2, intervalMs: 600_000, onError: () => {} }, async () => {
+      runs.push(Date.now());
+      // The second run waits until told to end, so the nudges below arrive while it is in progress.
+      if (runs.length === 2) await new Promise<void>((resolve) => (release = resolve));
+    });
+    try {
+      await expect.poll(() => runs.length).toBe(1);
+      periodic.nudge();
+      await expect.poll(() => runs.length, { timeout: 5000 }).toBe(2);
+      for (let i = 0; i < 5; i++) periodic.nudge();
+      release();
+      await expect.poll(() => runs.length, { timeout: 5000 }).toBe(3);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      // One run for the five nudges, and none more before the 10-minute interval.
+      expect(runs).toHaveLength(3);
+    } finally {
+      await periodic.close();
+    }
+  });
+
+  it('keeps its least gap after the last run, and a closed one ignores nudges', async () => {
+    const runs: number[] = [];
+    const periodic = runPeriodically(app.services.db, { lockKey: LOCK + 3, intervalMs: 600_000, minGapMs: 400, onError: () => {} }, async () => {
+      runs.push(Date.now());
+    });
+    await expect.poll(() => runs.length).toBe(1);
+    periodic.nudge();
+    await expect.poll(() => runs.length, { timeout: 5000 }).toBe(2);
+    expect(runs[1]! - runs[0]!).toBeGreaterThanOrEqual(390);
+    await periodic.close();
+    periodic.nudge();
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(runs).toHaveLength(2);
+  });
+});
+
 describe('the campaign sync', () => {
   it('tells the other processes that the catalog changed once the change is committed: a read then sees the new price', async () => {
     const service = (await createCard(app.services.db, { services: [{ price: '10.00' }] })).services[0]!.id;

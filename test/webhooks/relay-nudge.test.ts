@@ -1,0 +1,49 @@
+/**
+ * The jobs that move orders nudge the webhook relay: the events they wrote are handed to the queue at once, not at
+ * the relay's next interval. The relay here runs every ten minutes, so only a nudge can deliver within the test.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminOf, client, expectJson, successMessage, tokenFor } from '../helpers/api.js';
+import { createCardService } from '../helpers/fixtures.js';
+import { startTestApp, type TestApp } from '../helpers/harness.js';
+import { startReceiver } from '../helpers/webhook-receiver.js';
+import { createBuyer, placeCardOrder, stockCodes, waitFor } from '../workers/support.js';
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp({ workers: true, env: { WEBHOOK_ALLOW_PRIVATE: 'true' }, workerOptions: { webhookRelay: { intervalMs: 600_000 } } });
+});
+afterAll(async () => app?.close());
+
+async function subscribedBuyer() {
+  const buyer = await createBuyer(app);
+  const receiver = await startReceiver();
+  const body = await expectJson(await buyer.api.postJson('/api/webhooks', { url: receiver.url }), 200);
+  receiver.trust(body.message.secret);
+  return { buyer, receiver };
+}
+
+describe('the webhook relay, nudged', () => {
+  it('delivers the event of an order fulfilment completed without waiting for its interval', async () => {
+    const { buyer, receiver } = await subscribedBuyer();
+    const service = await createCardService(app.services.db, '2.00');
+    await stockCodes(app, service.serviceId, 1);
+    const utr = await placeCardOrder(buyer, [[service.serviceId, 1]]);
+    await waitFor('the completed event', async () => receiver.received.length === 1, 10_000);
+    expect(receiver.received.map((e) => [e.type, e.data.utr])).toEqual([['order.completed', utr]]);
+    await receiver.close();
+  });
+
+  it('delivers the event of a test order its routing job completed (C25)', async () => {
+    const keys = await successMessage(adminOf(app)('POST', '/accounts', { firstname: 'Test', lastname: 'Shop', balance: '0.00' }));
+    const testKey = await successMessage(adminOf(app)('POST', `/accounts/${keys.id}/keys`, { mode: 'test' }));
+    const test = client(app, await tokenFor(app, { publicKey: testKey.public_key as string, secretKey: testKey.secret_key as string }));
+    const receiver = await startReceiver();
+    receiver.trust((await successMessage(test.postJson('/api/webhooks', { url: receiver.url }))).secret as string);
+    const service = await createCardService(app.services.db, '2.00');
+    const utr = (await successMessage(test.postJson('/api/card/make-order', { service_ids: [service.serviceId], quantities: [1] }))).utr;
+    await waitFor('the completed event', async () => receiver.received.length === 1, 10_000);
+    expect(receiver.received.map((e) => [e.type, e.data.utr, e.data.livemode])).toEqual([['order.completed', utr, false]]);
+    await receiver.close();
+  });
+});

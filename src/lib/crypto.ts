@@ -35,5 +35,5 @@ export function encrypt(key: Buffer, plaintext: string): Buffer {
 export function decrypt(key: Buffer, sealed: Buffer): string {
   const decipher = createDecipheriv('aes-256-gcm', key, sealed.subarray(0, IV_BYTES));
   decipher.setAuthTag(sealed.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
-  return Buffer.concat([decipher.update(sealed.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
+  return decipher.update(sealed.subarray(IV_BYTES + TAG_BYTES), undefined, 'utf8') + decipher.final('utf8');
 }

@@ -8,15 +8,16 @@ import { createLimiter, type LimiterFactory } from '../lib/rate-limit.js';
 import { connectRedis, type RedisClient } from '../lib/redis.js';
 import { SharedCache } from '../lib/shared-cache.js';
 import { ChangeStamps, ownedStamps, type OwnedStamps } from '../lib/change-stamps.js';
+import type { SealedText } from '../lib/sealed-text.js';
 import { StampedCache } from '../lib/stamped-cache.js';
 
 import { createQueues, queueLayout, shownName, type Queues } from '../queues/index.js';
 
 /**
- * An order list page as it is kept: the account's count, the entries' text as the database wrote it (the card codes
- * still sealed), and the utr of its last entry (the next page's cursor).
+ * An order list page as it is kept: the account's count, the entries' text as the database wrote it, cut around its card
+ * codes (still sealed), and the utr of its last entry (the next page's cursor).
  */
-export type KeptOrderPage = { total: number | null; entries: string; last: string | undefined };
+export type KeptOrderPage = { total: number | null; entries: SealedText; last: string | undefined };
 
 /** Everything a request handler, a worker or a CLI command may use; built once per process by createServices. */
 export type Services = Database & {
@@ -103,7 +104,7 @@ export function createServices(config: Config, gauges: StoreGauges, { onQuery, l
   const orderPageCache = new StampedCache<KeptOrderPage>({
     maxAgeMs: config.ORDER_PAGES_CACHE_MS,
     maxSize: ORDER_PAGES_CACHE_CHARS,
-    sizeOf: (page) => page.entries.length,
+    sizeOf: (page) => page.entries.chars,
     onServed: (from) => metrics.orderPageServed(from === 'memory' ? 'memory' : 'database'),
   });
   const fellBack = connectionErrors(logger, {}, 'Redis unreachable: rate limits are counted in this process only until it is back');

@@ -1,5 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { batchedRead, builtStatement, type Db } from '../../db/client.js';
+import { cutSealedArrays, openSealedArrays } from '../../lib/sealed-text.js';
 import { StampedCache } from '../../lib/stamped-cache.js';
 import type { OwnedStamps } from '../../lib/change-stamps.js';
 import type { KeptOrderPage } from '../../runtime/services.js';
@@ -43,7 +44,7 @@ const statusLabel = (status: SQL) =>
 const assetUrl = (path: SQL, base: SQL) => sql`(case when coalesce(${path}, '') = '' then '' when ${path} ~ '^https?://' then ${path}
   else ${base} || '/' || ltrim(${path}, '/') end)`;
 
-/** Where a card line's codes go: its sealed codes in hex, as a JSON array, for spliceCodes to open. */
+/** Where a card line's codes go: its sealed codes in hex, as a JSON array, cut out by cutSealedArrays and opened at each read. */
 const CODES_FIELD = '"card_codes":[';
 
 /** A card line's `stock_short` text (spec §2 Order). */
@@ -107,7 +108,7 @@ const REVIEW = jsonObject([
 /**
  * The entries of the orders `picked` selects (a query of ORDER_COLUMNS from `orders`, orders of `kind`, at most a page)
  * as the text of one JSON array, newest first: each order with its lines, their product and service, the caller's
- * review of each product (in the order of its first line) and, for cards, each line's codes, sealed (spliceCodes opens
+ * review of each product (in the order of its first line) and, for cards, each line's codes, sealed (openSealedArrays opens
  * them). Each picked order's lines are found by its id, then joined to their services and products in one join and
  * grouped by order: a whole subquery per order hashed the service table again for each one. `asset`: the base of the
  * asset URLs.
@@ -158,25 +159,12 @@ function entriesJson(kind: ProductKind, picked: SQL, asset: SQL): SQL {
 /** The columns of an order the entries show (and the account the caller's reviews are looked up by). */
 const ORDER_COLUMNS = sql.raw('id, utr, account_id, total, currency, currency_symbol, rate, livemode, status, created_at, informations');
 
-/**
- * Opens the sealed codes of the card lines in `entries` (their hex under CODES_FIELD) and writes them in as JSON
- * strings. A `"card_codes":[` in the text can only be that field: inside a string every quote is escaped.
- */
-function spliceCodes(entries: string, openCode: (sealed: Buffer) => string): string {
-  if (!entries.includes(CODES_FIELD)) return entries;
-  return entries.replace(/"card_codes":\[([^\]]*)\]/g, (_, sealed: string) => {
-    if (sealed === '') return `${CODES_FIELD}]`;
-    const codes = sealed.split(',').map((hex) => JSON.stringify(openCode(Buffer.from(hex.slice(1, -1), 'hex'))));
-    return `${CODES_FIELD}${codes.join(',')}]`;
-  });
-}
-
 const perKind = <T>(build: (kind: ProductKind) => T) => ({ top_up: build('top_up'), card: build('card') });
 
 type PageItem = { accountId: number; livemode: boolean; limit: number; offset: number; after: string; assetBase: string };
 
 /** A page as the database wrote it: the account's count, and the entries' text with their codes still sealed. */
-type PageText = Omit<KeptOrderPage, 'last'>;
+type PageText = { total: number | null; entries: string };
 
 /**
  * A page of an account's orders of one kind and mode (C25) in ONE statement: the account's live order count (kept by
@@ -275,12 +263,13 @@ export async function listOrders(
     assetBase: reader.assetBase,
   };
   const key = JSON.stringify([kind, item.accountId, item.livemode, item.limit, item.offset, item.after, item.assetBase]);
+  // The page is cut around its codes once, as it is read: a page kept in memory is not searched again at each read.
   const read = async (): Promise<KeptOrderPage> => {
     const row = await pageReads[kind](db)(item);
-    return { ...row, last: lastUtr(row.entries) };
+    return { total: row.total, entries: cutSealedArrays(row.entries, CODES_FIELD), last: lastUtr(row.entries) };
   };
   const { total, entries, last } = await orderPageCache.get(key, () => orderPages.stampOf(item.accountId), read);
-  return { total: total ?? 0, entries: spliceCodes(entries, reader.openCode), last };
+  return { total: total ?? 0, entries: openSealedArrays(entries, reader.openCode), last };
 }
 
 /**
@@ -299,6 +288,6 @@ const ENTRY_START = /\{"utr":"([^"\\]*)","price":/g;
 export async function findOrder(db: Db, reader: OrderReader, utr: string): Promise<{ kind: ProductKind; entry: string } | null> {
   const [row] = await byUtrStatement(db, { utr, accountId: reader.caller.id, livemode: reader.caller.livemode, assetBase: reader.assetBase });
   // The array of its one entry, without its brackets.
-  return row ? { kind: row.kind, entry: spliceCodes(row.entries, reader.openCode).slice(1, -1) } : null;
+  return row ? { kind: row.kind, entry: openSealedArrays(cutSealedArrays(row.entries, CODES_FIELD), reader.openCode).slice(1, -1) } : null;
 }
 

@@ -5,7 +5,7 @@ export type Periodic = {
   close: () => Promise<void>;
   /**
    * Asks for a run soon rather than at the next interval: `minGapMs` after the last run ended (at once if that has
-   * passed), or right after the run in progress. Many nudges before that run make one run.
+   * passed), or `minGapMs` after the run in progress ends. Many nudges before that run make one run.
    */
   nudge: () => void;
 };
@@ -16,7 +16,8 @@ export type AfterCommit = () => Promise<void>;
 /**
  * Runs `task` now and then `intervalMs` after each run ends, from a plain timer (nothing kept in
  * Redis, so it survives Redis losing its data), or sooner when nudged. Across processes one run at a time: a process
- * that finds the transaction-scoped advisory lock `lockKey` taken skips its turn instead of queueing.
+ * that finds the transaction-scoped advisory lock `lockKey` taken skips its turn instead of queueing (a nudged run that
+ * skips tries once more `minGapMs` later: the other process's run may have read before what the nudge was about).
  * close() stops the timer and waits for a run in progress; a long run asks `stopping()` between its steps.
  * What must only happen once the run's writes are visible to everyone (a job that reads them, a message telling other
  * processes that something changed) is the function `task` returns: it runs after the commit, never after a rollback.
@@ -26,32 +27,41 @@ export function runPeriodically(
   { lockKey, intervalMs, minGapMs = 0, onError }: { lockKey: number; intervalMs: number; minGapMs?: number; onError: (err: unknown) => void },
   task: (tx: Tx, stopping: () => boolean) => Promise<void | AfterCommit>,
 ): Periodic {
+  const gapMs = Math.min(minGapMs, intervalMs);
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
-  /** When the timer fires (epoch ms); null while a run is in progress. */
+  // Times on the monotonic clock: a wall clock set back must not hold the next run.
+  /** When the timer fires; null while a run is in progress. */
   let dueAt: number | null = null;
+  /** Whether the next run was asked for by a nudge (it tries once more if another process holds the lock). */
+  let nextNudged = false;
   let nudgedWhileRunning = false;
   let lastEnded = 0;
   let running: Promise<void> = Promise.resolve();
   const runAt = (at: number) => {
     clearTimeout(timer);
     dueAt = at;
-    timer = setTimeout(tick, Math.max(0, at - Date.now())).unref();
+    timer = setTimeout(tick, Math.max(0, at - performance.now())).unref();
   };
   const tick = () => {
-    dueAt = null;
+    const nudged = nextNudged;
+    [dueAt, nextNudged] = [null, false];
+    let locked = false;
     running = db
       .transaction(async (tx) => {
         const [row] = await tx.execute<{ locked: boolean }>(sql`select pg_try_advisory_xact_lock(${lockKey}) as locked`);
-        return row?.locked ? await task(tx, () => stopped) : undefined;
+        locked = row?.locked === true;
+        return locked ? await task(tx, () => stopped) : undefined;
       })
       .then((afterCommit) => afterCommit?.())
       .catch(onError)
       .finally(() => {
-        lastEnded = Date.now();
+        lastEnded = performance.now();
         if (stopped) return;
-        runAt(lastEnded + (nudgedWhileRunning ? minGapMs : intervalMs));
+        const soon = nudgedWhileRunning || (nudged && !locked);
+        nextNudged = nudgedWhileRunning;
         nudgedWhileRunning = false;
+        runAt(lastEnded + (soon ? gapMs : intervalMs));
       });
   };
   tick();
@@ -63,8 +73,12 @@ export function runPeriodically(
     },
     nudge: () => {
       if (stopped) return;
-      if (dueAt === null) nudgedWhileRunning = true;
-      else if (lastEnded + minGapMs < dueAt) runAt(lastEnded + minGapMs);
+      if (dueAt === null) {
+        nudgedWhileRunning = true;
+        return;
+      }
+      nextNudged = true;
+      if (lastEnded + gapMs < dueAt) runAt(lastEnded + gapMs);
     },
   };
 }

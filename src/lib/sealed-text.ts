@@ -1,41 +1,42 @@
 /**
- * A JSON text with sealed secrets cut out of it: `parts[0]`, the array `sealed[0]`, `parts[1]`, … `parts[n]`. The text
- * around the secrets is cut once, when it is read; the secrets stay sealed until it is written out (openSealedArrays),
- * so a kept copy never holds them in the clear. `chars`: its size, text characters and sealed bytes.
+ * A JSON text holding arrays of sealed secrets (hex strings), with where each array's items sit found once, when it is
+ * read: `arrays` holds each array's start and end (its items, between `[` and `]`) in `text`. The secrets stay
+ * sealed in the text until it is written out (openSealedArrays), so a kept copy never holds them in the clear, and
+ * writing it out does not search the text again. It is kept as one string: the size a cache counts is `text.length`.
  */
-export type SealedText = { readonly parts: readonly string[]; readonly sealed: ReadonlyArray<readonly Buffer[]>; readonly chars: number };
+export type SealedText = { readonly text: string; readonly arrays: Uint32Array };
 
 /**
- * Cuts out the items of each array that follows `field` (`"name":[`, written by the database as hex strings of the
+ * Finds the items of each array that follows `field` (`"name":[`, written by the database as hex strings of the
  * sealed bytes). Only a field can match: inside a JSON string every quote is escaped.
  */
 export function cutSealedArrays(text: string, field: string): SealedText {
-  const parts: string[] = [];
-  const sealed: Buffer[][] = [];
-  let chars = 0;
-  let from = 0;
-  for (let at = text.indexOf(field); at !== -1; at = text.indexOf(field, from)) {
+  const bounds: number[] = [];
+  for (let at = text.indexOf(field); at !== -1; ) {
     const start = at + field.length;
     const end = text.indexOf(']', start);
-    parts.push(text.slice(from, start));
-    const items = start === end ? [] : text.slice(start, end).split(',').map((hex) => Buffer.from(hex.slice(1, -1), 'hex'));
-    for (const item of items) chars += item.length;
-    sealed.push(items);
-    from = end;
+    if (end === -1) throw new Error(`an array of sealed items is not closed at ${start}`);
+    bounds.push(start, end);
+    at = text.indexOf(field, end);
   }
-  parts.push(text.slice(from));
-  for (const part of parts) chars += part.length;
-  return { parts, sealed, chars };
+  return { text, arrays: Uint32Array.from(bounds) };
 }
 
-/** The text with each cut array written back, its items opened, as JSON strings. */
-export function openSealedArrays(text: SealedText, open: (sealed: Buffer) => string): string {
-  const { parts, sealed } = text;
-  let out = parts[0]!;
-  for (let i = 0; i < sealed.length; i++) {
-    const items = sealed[i]!;
-    for (let j = 0; j < items.length; j++) out += (j === 0 ? '' : ',') + JSON.stringify(open(items[j]!));
-    out += parts[i + 1]!;
+/** The text with each array's items opened, as JSON strings. */
+export function openSealedArrays({ text, arrays }: SealedText, open: (sealed: Buffer) => string): string {
+  let out = '';
+  let from = 0;
+  for (let a = 0; a < arrays.length; a += 2) {
+    const [start, end] = [arrays[a]!, arrays[a + 1]!];
+    out += text.slice(from, start);
+    // Items `"<hex>"` separated by commas, none inside an item.
+    for (let item = start; item < end; ) {
+      const comma = text.indexOf(',', item);
+      const stop = comma === -1 || comma > end ? end : comma;
+      out += (item === start ? '' : ',') + JSON.stringify(open(Buffer.from(text.slice(item + 1, stop - 1), 'hex')));
+      item = stop + 1;
+    }
+    from = end;
   }
-  return out;
+  return out + text.slice(from);
 }

@@ -104,7 +104,7 @@ export function createServices(config: Config, gauges: StoreGauges, { onQuery, l
   const orderPageCache = new StampedCache<KeptOrderPage>({
     maxAgeMs: config.ORDER_PAGES_CACHE_MS,
     maxSize: ORDER_PAGES_CACHE_CHARS,
-    sizeOf: (page) => page.entries.chars,
+    sizeOf: (page) => page.entries.text.length,
     onServed: (from) => metrics.orderPageServed(from === 'memory' ? 'memory' : 'database'),
   });
   const fellBack = connectionErrors(logger, {}, 'Redis unreachable: rate limits are counted in this process only until it is back');

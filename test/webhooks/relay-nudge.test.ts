@@ -1,5 +1,5 @@
 /**
- * The jobs that move orders nudge the webhook relay: the events they wrote are handed to the queue at once, not at
+ * The jobs that move orders (fulfilment, restock) nudge the webhook relay: the events they wrote are handed to the queue at once, not at
  * the relay's next interval. The relay here runs every ten minutes, so only a nudge can deliver within the test.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +11,12 @@ import { createBuyer, placeCardOrder, stockCodes, waitFor } from '../workers/sup
 
 let app: TestApp;
 beforeAll(async () => {
-  app = await startTestApp({ workers: true, env: { WEBHOOK_ALLOW_PRIVATE: 'true' }, workerOptions: { webhookRelay: { intervalMs: 600_000 } } });
+  app = await startTestApp({
+    workers: true,
+    env: { WEBHOOK_ALLOW_PRIVATE: 'true' },
+    // The reconciler finds restocks to run within 200 ms; it does not nudge the relay, the restock job does.
+    workerOptions: { webhookRelay: { intervalMs: 600_000 }, reconciler: { intervalMs: 200 } },
+  });
 });
 afterAll(async () => app?.close());
 
@@ -34,7 +39,7 @@ describe('the webhook relay, nudged', () => {
     await receiver.close();
   });
 
-  it('delivers the event of a test order its routing job completed (C25)', async () => {
+  it('delivers the event of a test order (C25) as the job that completed it ends', async () => {
     const keys = await successMessage(adminOf(app)('POST', '/accounts', { firstname: 'Test', lastname: 'Shop', balance: '0.00' }));
     const testKey = await successMessage(adminOf(app)('POST', `/accounts/${keys.id}/keys`, { mode: 'test' }));
     const test = client(app, await tokenFor(app, { publicKey: testKey.public_key as string, secretKey: testKey.secret_key as string }));
@@ -44,6 +49,21 @@ describe('the webhook relay, nudged', () => {
     const utr = (await successMessage(test.postJson('/api/card/make-order', { service_ids: [service.serviceId], quantities: [1] }))).utr;
     await waitFor('the completed event', async () => receiver.received.length === 1, 10_000);
     expect(receiver.received.map((e) => [e.type, e.data.utr, e.data.livemode])).toEqual([['order.completed', utr, false]]);
+    await receiver.close();
+  });
+
+  it('delivers the event of an order a restock job completed', async () => {
+    const { buyer, receiver } = await subscribedBuyer();
+    const service = await createCardService(app.services.db, '2.00');
+    const utr = await placeCardOrder(buyer, [[service.serviceId, 1]]);
+    await waitFor('the stock_short event', async () => receiver.received.length === 1, 10_000);
+    // Codes arrive in the inventory; the reconciler hands the service's restock to a job.
+    await stockCodes(app, service.serviceId, 1);
+    await waitFor('the completed event', async () => receiver.received.length === 2, 10_000);
+    expect(receiver.received.map((e) => [e.type, e.data.utr])).toEqual([
+      ['order.stock_short', utr],
+      ['order.completed', utr],
+    ]);
     await receiver.close();
   });
 });

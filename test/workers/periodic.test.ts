@@ -55,6 +55,8 @@ describe('runPeriodically', () => {
 });
 
 describe('a nudged periodic run', () => {
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
   it('runs soon instead of at the interval, and nudges during a run make one run after it', async () => {
     const runs: number[] = [];
     let release = () => {};
@@ -64,13 +66,13 @@ describe('a nudged periodic run', () => {
       if (runs.length === 2) await new Promise<void>((resolve) => (release = resolve));
     });
     try {
-      await expect.poll(() => runs.length).toBe(1);
+      await expect.poll(() => runs.length, { timeout: 5000 }).toBe(1);
       periodic.nudge();
       await expect.poll(() => runs.length, { timeout: 5000 }).toBe(2);
       for (let i = 0; i < 5; i++) periodic.nudge();
       release();
       await expect.poll(() => runs.length, { timeout: 5000 }).toBe(3);
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await sleep(300);
       // One run for the five nudges, and none more before the 10-minute interval.
       expect(runs).toHaveLength(3);
     } finally {
@@ -78,19 +80,50 @@ describe('a nudged periodic run', () => {
     }
   });
 
-  it('keeps its least gap after the last run, and a closed one ignores nudges', async () => {
+  it('waits its least gap after the last run ended, and a closed one ignores nudges', async () => {
     const runs: number[] = [];
     const periodic = runPeriodically(app.services.db, { lockKey: LOCK + 3, intervalMs: 600_000, minGapMs: 400, onError: () => {} }, async () => {
       runs.push(Date.now());
     });
-    await expect.poll(() => runs.length).toBe(1);
+    try {
+      await expect.poll(() => runs.length, { timeout: 5000 }).toBe(1);
+      periodic.nudge();
+      await expect.poll(() => runs.length, { timeout: 5000 }).toBe(2);
+      expect(runs[1]! - runs[0]!).toBeGreaterThanOrEqual(390);
+    } finally {
+      await periodic.close();
+    }
     periodic.nudge();
-    await expect.poll(() => runs.length, { timeout: 5000 }).toBe(2);
-    expect(runs[1]! - runs[0]!).toBeGreaterThanOrEqual(390);
-    await periodic.close();
-    periodic.nudge();
-    await new Promise((resolve) => setTimeout(resolve, 600));
+    await sleep(600);
     expect(runs).toHaveLength(2);
+  });
+
+  it('tries once more when its nudged run found another process running: that run may have read too early', async () => {
+    const runs: number[] = [];
+    const lock = LOCK + 4;
+    const periodic = runPeriodically(app.services.db, { lockKey: lock, intervalMs: 600_000, minGapMs: 2000, onError: () => {} }, async () => {
+      runs.push(Date.now());
+    });
+    let unlock = () => {};
+    try {
+      await expect.poll(() => runs.length, { timeout: 5000 }).toBe(1);
+      // Another process's run holds the lock for 3 s: the nudged run 2 s after the first finds it taken.
+      const held = new Promise<void>((resolve) => (unlock = resolve));
+      const holder = app.services.sql.begin(async (tx) => {
+        await tx`select pg_advisory_xact_lock(${lock})`;
+        await held;
+      });
+      periodic.nudge();
+      await sleep(3000);
+      expect(runs).toHaveLength(1);
+      unlock();
+      await holder;
+      // Its second try, 2 s after the skipped one, takes the lock (the interval is 10 minutes).
+      await expect.poll(() => runs.length, { timeout: 8000 }).toBe(2);
+    } finally {
+      unlock();
+      await periodic.close();
+    }
   });
 });
 

@@ -33,9 +33,11 @@ export function runPeriodically(
   // Times on the monotonic clock: a wall clock set back must not hold the next run.
   /** When the timer fires; null while a run is in progress. */
   let dueAt: number | null = null;
-  /** Whether the next run was asked for by a nudge (it tries once more if another process holds the lock). */
+  /**
+   * Whether the next run was asked for by a nudge, before it was due or while the run before it was in progress (it
+   * comes `gapMs` after that run, and tries once more if another process holds the lock).
+   */
   let nextNudged = false;
-  let nudgedWhileRunning = false;
   let lastEnded = 0;
   let running: Promise<void> = Promise.resolve();
   const runAt = (at: number) => {
@@ -58,10 +60,8 @@ export function runPeriodically(
       .finally(() => {
         lastEnded = performance.now();
         if (stopped) return;
-        const soon = nudgedWhileRunning || (nudged && !locked);
-        nextNudged = nudgedWhileRunning;
-        nudgedWhileRunning = false;
-        runAt(lastEnded + (soon ? gapMs : intervalMs));
+        // A nudged run that found the lock taken tries once more, not nudged itself (it does not try again and again).
+        runAt(lastEnded + (nextNudged || (nudged && !locked) ? gapMs : intervalMs));
       });
   };
   tick();
@@ -73,12 +73,9 @@ export function runPeriodically(
     },
     nudge: () => {
       if (stopped) return;
-      if (dueAt === null) {
-        nudgedWhileRunning = true;
-        return;
-      }
       nextNudged = true;
-      if (lastEnded + gapMs < dueAt) runAt(lastEnded + gapMs);
+      // While a run is in progress (no timer), its end schedules the next.
+      if (dueAt !== null && lastEnded + gapMs < dueAt) runAt(lastEnded + gapMs);
     },
   };
 }

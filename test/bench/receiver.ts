@@ -2,8 +2,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
- * A webhook receiver that answers 204, counts and notes when each message first arrived: the bench measures the sender, not a verifier. Requests to a path
- * under `/slow` are answered `slowMs` later (a receiver that takes its time).
+ * A webhook receiver that answers 204, counts and notes when each message first arrived: the bench measures the
+ * sender, not a verifier. Requests to a path under `/slow` are answered `slowMs` later (a receiver that takes its time).
  */
 export async function startCountingReceiver({ slowMs = 9000 } = {}) {
   let received = 0;

@@ -128,14 +128,7 @@ async function measureWebhooksAlone(report: Report, sql: Database['sql'], data: 
   step(`starting the service (src/main.ts) on 127.0.0.1:${port}`);
   const service = await start('src/main.ts');
   await waitForWorkers(1, service);
-  const target: Target = {
-    baseUrl: `http://127.0.0.1:${port}`,
-    seconds: size.seconds,
-    warmup: size.warmup,
-    sql,
-    pids: () => ({ service: service.process.pid, 'its worker process': childOf(service.process.pid) }),
-    ensureRunning: () => service.ensureRunning(),
-  };
+  const target = serviceTarget(sql, service);
   const tokens = await issueTokens(target.baseUrl, data.many);
   await drain(target);
   await measureWebhooks(report, target, data, tokens);
@@ -598,15 +591,8 @@ async function inFreshTurns(
   for (const which of ['a', 'b', 'b', 'a'] as const) {
     const service = await start('src/main.ts', which === 'a' ? aEnv : bEnv);
     await waitForReadyWorkers(`http://127.0.0.1:${port}`, service);
-    const target: Target = {
-      baseUrl: `http://127.0.0.1:${port}`,
-      seconds: size.seconds / 2,
-      // A service just started: longer than other scenarios' warm-up, so both turns measure it compiled.
-      warmup: size.warmup * 2,
-      sql,
-      pids: () => ({ service: service.process.pid, 'its worker process': childOf(service.process.pid) }),
-      ensureRunning: () => service.ensureRunning(),
-    };
+    // A service just started: longer than other scenarios' warm-up, so both turns measure it compiled.
+    const target = serviceTarget(sql, service, { seconds: size.seconds / 2, warmup: size.warmup * 2 });
     turns[which].placement.push(await measureHttp(target, cardOrders(catalog, tokens)));
     await drain(target);
     turns[which].e2e.push(await endToEnd(target, cardOrders(catalog, tokens), size.e2eOrders / 2));
@@ -633,6 +619,17 @@ async function start(file: string, env: Record<string, string> = {}): Promise<Ch
   cleanups.push(() => child.stop());
   await waitForHttp(`http://127.0.0.1:${port}/health`, child);
   return child;
+}
+
+/** A scenario's target: the service started as `npm start` (`service`) and the worker process it forked. */
+function serviceTarget(sql: Database['sql'], service: Child, timing = { seconds: size.seconds, warmup: size.warmup }): Target {
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    ...timing,
+    sql,
+    pids: () => ({ service: service.process.pid, 'its worker process': childOf(service.process.pid) }),
+    ensureRunning: () => service.ensureRunning(),
+  };
 }
 
 /** The worker process `npm start` forked as `pid`'s child (looked up each time: it may have been restarted). */
@@ -690,7 +687,8 @@ async function deliveriesSettled(
     where e.id > ${sinceEvent}
       and ${which === 'apart' ? sql`d.endpoint_id is distinct from ${apartFrom}` : sql`d.endpoint_id = ${apartFrom}`}`;
   const [row] = await figures('apart');
-  // Where the time goes: event written → request at the receiver (relay, queue, send), the rest is the recording.
+  // Where the time goes: event written (its transaction's start) → request at the receiver counts that transaction's
+  // commit, the relay, the queue and the send; the rest is the recording of the answer.
   const events = await sql<{ id: string; written: number }[]>`
     select e.id::text, extract(epoch from e.created_at) * 1000 as written
     from webhook_deliveries d join webhook_events e on e.id = d.event_id

@@ -44,7 +44,7 @@ const statusLabel = (status: SQL) =>
 const assetUrl = (path: SQL, base: SQL) => sql`(case when coalesce(${path}, '') = '' then '' when ${path} ~ '^https?://' then ${path}
   else ${base} || '/' || ltrim(${path}, '/') end)`;
 
-/** Where a card line's codes go: its sealed codes in hex, as a JSON array, cut out by cutSealedArrays and opened at each read. */
+/** Where a card line's codes go: its sealed codes in hex, as a JSON array (found by cutSealedArrays, opened at each read). */
 const CODES_FIELD = '"card_codes":[';
 
 /** A card line's `stock_short` text (spec §2 Order). */
@@ -108,10 +108,10 @@ const REVIEW = jsonObject([
 /**
  * The entries of the orders `picked` selects (a query of ORDER_COLUMNS from `orders`, orders of `kind`, at most a page)
  * as the text of one JSON array, newest first: each order with its lines, their product and service, the caller's
- * review of each product (in the order of its first line) and, for cards, each line's codes, sealed (openSealedArrays opens
- * them). Each picked order's lines are found by its id, then joined to their services and products in one join and
- * grouped by order: a whole subquery per order hashed the service table again for each one. `asset`: the base of the
- * asset URLs.
+ * review of each product (in the order of its first line) and, for cards, each line's codes, sealed (openSealedArrays
+ * opens them). Each picked order's lines are found by its id, then joined to their services and products in one join
+ * and grouped by order: a whole subquery per order hashed the service table again for each one. `asset`: the base of
+ * the asset URLs.
  */
 function entriesJson(kind: ProductKind, picked: SQL, asset: SQL): SQL {
   const { product, service, serviceProduct, lineService } = PRODUCT_KINDS[kind];

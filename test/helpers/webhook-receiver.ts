@@ -1,6 +1,7 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { expectJson } from './api.js';
 
 export type ReceivedEvent = { id: string; type: string; timestamp: string; data: Record<string, any>; raw: string };
 
@@ -71,6 +72,17 @@ export async function startReceiver(secret?: string) {
     },
     close: () => new Promise<void>((resolve) => (server.close(() => resolve()), server.closeAllConnections())),
   };
+}
+
+/**
+ * A fresh receiver registered as an endpoint of the account `api` speaks for (`events` filters it), its secret
+ * trusted: every event it receives is verified.
+ */
+export async function subscribeReceiver(api: { postJson: (path: string, body: unknown) => Promise<Response> }, events?: string[]) {
+  const receiver = await startReceiver();
+  const body = await expectJson(await api.postJson('/api/webhooks', { url: receiver.url, ...(events ? { events } : {}) }), 200);
+  receiver.trust(body.message.secret);
+  return { receiver, endpointId: body.message.id as number };
 }
 
 const headersOf = (headers: IncomingHttpHeaders): Record<string, string> =>

@@ -7,7 +7,7 @@ import { OrderEvent } from '../../src/modules/webhooks/schemas.js';
 import { expectJson } from '../helpers/api.js';
 import { createCardService } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
-import { startReceiver } from '../helpers/webhook-receiver.js';
+import { startReceiver, subscribeReceiver } from '../helpers/webhook-receiver.js';
 import { createBuyer, placeCardOrder, stockCodes, waitFor, waitForStatus, type Buyer } from '../workers/support.js';
 
 const ADMIN_SECRET = newWebhookSecret();
@@ -31,10 +31,7 @@ afterAll(async () => {
 /** A buyer with one endpoint on a fresh receiver; `events` filters it. */
 async function subscribedBuyer(events?: string[]) {
   const buyer = await createBuyer(app);
-  const receiver = await startReceiver();
-  const body = await expectJson(await buyer.api.postJson('/api/webhooks', { url: receiver.url, ...(events ? { events } : {}) }), 200);
-  receiver.trust(body.message.secret);
-  return { buyer, endpointId: body.message.id as number, receiver };
+  return { buyer, ...(await subscribeReceiver(buyer.api, events)) };
 }
 
 const eventsOf = async (utr: string, db: DbOrTx = app.services.db) =>

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectJson } from '../helpers/api.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
-import { startReceiver } from '../helpers/webhook-receiver.js';
+import { subscribeReceiver } from '../helpers/webhook-receiver.js';
 import { createBuyer, waitFor } from '../workers/support.js';
 
 /**
@@ -21,11 +21,9 @@ afterAll(async () => app?.close());
 /** A buyer with one endpoint on a fresh receiver. */
 async function subscribed() {
   const buyer = await createBuyer(app);
-  const receiver = await startReceiver();
-  const body = await expectJson(await buyer.api.postJson('/api/webhooks', { url: receiver.url }), 200);
-  receiver.trust(body.message.secret);
+  const { receiver, endpointId } = await subscribeReceiver(buyer.api);
   const sendTests = async (count: number) => {
-    for (let i = 0; i < count; i += 1) await expectJson(await buyer.api.postJson(`/api/webhooks/${body.message.id}/test`, {}), 200);
+    for (let i = 0; i < count; i += 1) await expectJson(await buyer.api.postJson(`/api/webhooks/${endpointId}/test`, {}), 200);
   };
   return { receiver, sendTests };
 }

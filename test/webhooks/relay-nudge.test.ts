@@ -3,10 +3,10 @@
  * the relay's next interval. The relay here runs every ten minutes, so only a nudge can deliver within the test.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminOf, client, expectJson, successMessage, tokenFor } from '../helpers/api.js';
+import { adminOf, client, successMessage, tokenFor } from '../helpers/api.js';
 import { createCardService } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
-import { startReceiver } from '../helpers/webhook-receiver.js';
+import { subscribeReceiver } from '../helpers/webhook-receiver.js';
 import { createBuyer, placeCardOrder, stockCodes, waitFor } from '../workers/support.js';
 
 let app: TestApp;
@@ -22,10 +22,7 @@ afterAll(async () => app?.close());
 
 async function subscribedBuyer() {
   const buyer = await createBuyer(app);
-  const receiver = await startReceiver();
-  const body = await expectJson(await buyer.api.postJson('/api/webhooks', { url: receiver.url }), 200);
-  receiver.trust(body.message.secret);
-  return { buyer, receiver };
+  return { buyer, ...(await subscribeReceiver(buyer.api)) };
 }
 
 describe('the webhook relay, nudged', () => {
@@ -43,8 +40,7 @@ describe('the webhook relay, nudged', () => {
     const keys = await successMessage(adminOf(app)('POST', '/accounts', { firstname: 'Test', lastname: 'Shop', balance: '0.00' }));
     const testKey = await successMessage(adminOf(app)('POST', `/accounts/${keys.id}/keys`, { mode: 'test' }));
     const test = client(app, await tokenFor(app, { publicKey: testKey.public_key as string, secretKey: testKey.secret_key as string }));
-    const receiver = await startReceiver();
-    receiver.trust((await successMessage(test.postJson('/api/webhooks', { url: receiver.url }))).secret as string);
+    const { receiver } = await subscribeReceiver(test);
     const service = await createCardService(app.services.db, '2.00');
     const utr = (await successMessage(test.postJson('/api/card/make-order', { service_ids: [service.serviceId], quantities: [1] }))).utr;
     await waitFor('the completed event', async () => receiver.received.length === 1, 10_000);

@@ -40,9 +40,14 @@ async function commits(sql: Sql): Promise<number> {
 
 export type Probe = { stop: (requests?: number) => Promise<string> };
 
-export async function startProbe(pids: Record<string, number | undefined>, sql?: Sql): Promise<Probe> {
+/** The processes measured under each name: one, several (counted together), or none (not running). */
+export type Pids = Record<string, number | number[] | undefined>;
+
+const ticksOf = (pid: number | number[]) => [pid].flat().reduce((sum, one) => sum + processTicks(one), 0);
+
+export async function startProbe(pids: Pids, sql?: Sql): Promise<Probe> {
   const started = performance.now();
-  const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, pid ? processTicks(pid) : 0]));
+  const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, pid ? ticksOf(pid) : 0]));
   const host = hostTicks();
   const xacts = sql ? await commits(sql) : 0;
   const walBefore = sql ? (await sql<{ lsn: string }[]>`select pg_current_wal_lsn()::text as lsn`)[0]!.lsn : null;
@@ -55,7 +60,7 @@ export async function startProbe(pids: Record<string, number | undefined>, sql?:
       // CPU seconds of each process over the run; per request too when the requests are counted (the capacity model).
       const cpu = Object.entries(pids)
         .filter(([, pid]) => pid)
-        .map(([name, pid]) => [name, (processTicks(pid!) - before[name]!) / TICKS_PER_SECOND] as const);
+        .map(([name, pid]) => [name, (ticksOf(pid!) - before[name]!) / TICKS_PER_SECOND] as const);
       if (backends.length) cpu.push(['postgres backends', (backendTicks() - backendsBefore) / TICKS_PER_SECOND]);
       const parts = cpu.map(([name, used]) => `${name} cpu ${Math.round((used / seconds) * 100)}%`);
       const perRequest = requests ? cpu.map(([name, used]) => `${name} ${((used / requests) * 1000).toFixed(2)} ms`) : [];

@@ -17,7 +17,7 @@ import { bareHonoCeiling, bullmqCeiling, rawTxCeiling, removeRawTxRows, sameByte
 import { createAccounts, createKeys, dropDatabase, issueTokens, loadCatalog, loadCodes, loadOrderHistory, loadPrices, loadReviews, registerEndpoints, resetDatabase } from './data.js';
 import { startCountingReceiver } from './receiver.js';
 import { freePort, sleep, spawnTs, waitForHttp, workerProcessesOf, type Child, type SpawnOptions } from '../helpers/processes.js';
-import { startRedisCluster } from '../helpers/redis-topologies.js';
+import { startRedisCluster, startRedisWithReplica } from '../helpers/redis-topologies.js';
 import { compareFreeCodeReads } from './free-codes.js';
 import { measureOrderList } from './order-list.js';
 import { loadVolume, timerPlans } from './plans.js';
@@ -98,6 +98,10 @@ async function main(): Promise<void> {
   const data = await loadData(database);
   if (process.argv.includes('--webhooks')) {
     await measureWebhooksAlone(report, database.sql, data);
+    return finish(report);
+  }
+  if (process.argv.includes('--shards')) {
+    await measureShardsAlone(report, database.sql, data);
     return finish(report);
   }
   step('ceilings (the service is not running yet)');
@@ -495,19 +499,41 @@ async function measureService(report: Report, { sql }: Database, data: Data): Pr
   await sleep(2000);
   await api2.stop();
   await service.stop();
-  // Both sides start without the run's jobs: one Redis would otherwise hold every queue's full history of kept jobs.
-  await clearRedis();
+  await compareShards(report, sql, catalog, tokens);
+}
 
-  step('queues over a 3-master Redis Cluster (a slot per queue, QUEUE_SHARDS=3) against one Redis, in turns');
+/**
+ * The queues over a 3-master Redis Cluster (a replica each) against one Redis with a replica (inFreshTurns): both sides
+ * copy every write once, as production keeps them, and both start without the run's jobs.
+ */
+async function compareShards(report: Report, sql: Database['sql'], catalog: Data['catalog'], tokens: string[]): Promise<void> {
+  step('queues over a 3-master Redis Cluster (a slot per queue, QUEUE_SHARDS=3) against one Redis, each with replicas, in turns');
+  const single = await startRedisWithReplica();
+  cleanups.push(() => single.stop());
   const cluster = await startRedisCluster();
   cleanups.push(() => cluster.stop());
   const clustered = { REDIS_URL: '', REDIS_CLUSTER_NODES: cluster.nodes, REDIS_PASSWORD: cluster.password, QUEUE_SHARDS: '3' };
-  const { a: oneRedis, b: overCluster } = await inFreshTurns(sql, catalog, tokens, ['one-redis', {}], ['cluster', clustered]);
+  const { a: oneRedis, b: overCluster } = await inFreshTurns(
+    sql,
+    catalog,
+    tokens,
+    ['one-redis', { REDIS_URL: single.url }, async () => single.pids()],
+    ['cluster', clustered, async () => cluster.pids()],
+  );
   report.add('shards.placement.card.one-redis', oneRedis.placement, 'placement.card');
   report.add('shards.e2e.card.one-redis', oneRedis.e2e, 'e2e.card.1-worker');
   report.add('shards.placement.card.cluster', overCluster.placement, 'shards.placement.card.one-redis');
   report.add('shards.e2e.card.cluster', overCluster.e2e, 'shards.e2e.card.one-redis');
   await cluster.stop();
+  await single.stop();
+}
+
+/** `--shards`: the shard rows alone (compareShards), on tokens issued by a service started for them (no ceiling rows). */
+async function measureShardsAlone(report: Report, sql: Database['sql'], data: Data): Promise<void> {
+  const service = await start('src/main.ts');
+  const tokens = await issueTokens(`http://127.0.0.1:${port}`, data.many);
+  await service.stop();
+  await compareShards(report, sql, data.catalog, tokens);
 }
 
 /**
@@ -572,6 +598,22 @@ async function comparePlacementFirst(report: Report, sql: Database['sql'], { cat
 }
 
 /**
+ * One configuration of the service in a comparison: its name, its environment, and the Redis server processes its
+ * queues live on (their CPU is in the notes: a cluster's nodes share the box's cores with everything else).
+ */
+type Side = [string, Record<string, string>, (() => Promise<number[]>)?];
+
+/** The process of the one Redis at REDIS_URL, as it says itself. */
+async function oneRedis(): Promise<number[]> {
+  const redis = new Redis(redisUrl);
+  try {
+    return [Number(/^process_id:(\d+)/m.exec(await redis.info('server'))![1])];
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/**
  * Two configurations of the service as `npm start` runs it, in turns A, B, B, A on a service started for each turn,
  * so that neither is measured on a process warmed by the scenarios before it nor on tables the other left behind:
  * placement.card's load (warmed up, measured, its orders fulfilled), then an end-to-end run (does fulfilment keep up
@@ -581,8 +623,8 @@ async function inFreshTurns(
   sql: Database['sql'],
   catalog: Data['catalog'],
   tokens: string[],
-  [aName, aEnv]: [string, Record<string, string>],
-  [bName, bEnv]: [string, Record<string, string>],
+  [aName, aEnv, aRedis = oneRedis]: Side,
+  [bName, bEnv, bRedis = oneRedis]: Side,
 ): Promise<Record<'a' | 'b', { placement: Measured; e2e: Measured }>> {
   const turns = { a: { placement: [] as Measured[], e2e: [] as Measured[] }, b: { placement: [] as Measured[], e2e: [] as Measured[] } };
   // Each turn on tables as autovacuum would keep them: the first after whatever ran before the comparison, the others
@@ -591,8 +633,9 @@ async function inFreshTurns(
   for (const which of ['a', 'b', 'b', 'a'] as const) {
     const service = await start('src/main.ts', which === 'a' ? aEnv : bEnv);
     await waitForReadyWorkers(`http://127.0.0.1:${port}`, service);
+    const redisPids = await (which === 'a' ? aRedis : bRedis)();
     // A service just started: longer than other scenarios' warm-up, so both turns measure it compiled.
-    const target = serviceTarget(sql, service, { seconds: size.seconds / 2, warmup: size.warmup * 2 });
+    const target = serviceTarget(sql, service, { seconds: size.seconds / 2, warmup: size.warmup * 2 }, redisPids);
     turns[which].placement.push(await measureHttp(target, cardOrders(catalog, tokens)));
     await drain(target);
     turns[which].e2e.push(await endToEnd(target, cardOrders(catalog, tokens), size.e2eOrders / 2));
@@ -622,12 +665,12 @@ async function start(file: string, env: Record<string, string> = {}): Promise<Ch
 }
 
 /** A scenario's target: the service started as `npm start` (`service`) and the worker process it forked. */
-function serviceTarget(sql: Database['sql'], service: Child, timing = { seconds: size.seconds, warmup: size.warmup }): Target {
+function serviceTarget(sql: Database['sql'], service: Child, timing = { seconds: size.seconds, warmup: size.warmup }, redisPids: number[] = []): Target {
   return {
     baseUrl: `http://127.0.0.1:${port}`,
     ...timing,
     sql,
-    pids: () => ({ service: service.process.pid, 'its worker process': childOf(service.process.pid) }),
+    pids: () => ({ service: service.process.pid, 'its worker process': childOf(service.process.pid), ...(redisPids.length ? { redis: redisPids } : {}) }),
     ensureRunning: () => service.ensureRunning(),
   };
 }

@@ -2,7 +2,7 @@ import type autocannon from 'autocannon';
 import type { Sql } from '../../src/db/client.js';
 import type { Catalog } from './data.js';
 import { CONNECTIONS, runHttp, type Figures, type Measured } from './load.js';
-import { startProbe } from './probes.js';
+import { startProbe, type Pids } from './probes.js';
 import { sleep } from '../helpers/processes.js';
 
 /** The HTTP scenarios against the running service. */
@@ -14,7 +14,7 @@ export type Target = {
   /** Bench connection to the service's database, for polling and counters. */
   sql: Sql;
   /** Processes whose CPU the notes report (service, second worker). */
-  pids: () => Record<string, number | undefined>;
+  pids: () => Pids;
   /** Throws when a process under test died: its figures would be meaningless. */
   ensureRunning: () => void;
 };

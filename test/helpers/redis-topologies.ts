@@ -1,6 +1,7 @@
 /**
  * Redis as it runs past one box, built from the installed redis-server on spare ports and directories of the
- * test's own: a Cluster of masters with a replica each, and a Sentinel set watching one master and its replica.
+ * test's own: a Cluster of masters with a replica each, a Sentinel set watching one master and its replica, and one
+ * master with its replica alone.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -51,6 +52,8 @@ export type RedisClusterSet = {
   password: string;
   /** Every node's port, masters first. */
   ports: number[];
+  /** Every node's process id (the bench counts their CPU). */
+  pids: () => number[];
   /** The port of the master now serving the slot of `key`. */
   masterOf: (key: string) => Promise<number>;
   /**
@@ -104,6 +107,7 @@ export async function startRedisCluster({ masters = 3, nodeTimeoutMs = 2000 } = 
     nodes: ports.map((p) => `127.0.0.1:${p}`).join(','),
     password,
     ports,
+    pids: () => living().map((n) => n.process.pid!),
     masterOf: async (key) => slotOwner((await onNode(living()[0]!.port, (r) => r.call('cluster', 'keyslot', key), password)) as number),
     killMaster: async (port, killed = () => {}) => {
       const node = nodes.find((n) => n.port === port)!;
@@ -128,6 +132,42 @@ export async function startRedisCluster({ masters = 3, nodeTimeoutMs = 2000 } = 
 async function firstSlotOf(port: number, password: string): Promise<number> {
   const shards = (await onNode(port, (r) => r.call('cluster', 'slots'), password)) as Array<[number, number, [string, number]]>;
   return shards.find((s) => s[2][1] === port)![0];
+}
+
+/** A master and its replica, in sync, both behind `password`. */
+async function startMasterAndReplica(dir: string, password: string, masterPort: number, replicaPort: number): Promise<Node[]> {
+  const auth = ['--requirepass', password, '--masterauth', password];
+  const servers = [await startNode(dir, masterPort, [...auth, '--repl-diskless-sync-delay', '0'])];
+  servers.push(await startNode(dir, replicaPort, [...auth, '--replicaof', '127.0.0.1', String(masterPort)]));
+  await until('the replica to be in sync', async () => field(await info(replicaPort, 'replication', password), 'master_link_status') === 'up');
+  return servers;
+}
+
+export type RedisWithReplica = {
+  /** `REDIS_URL` for the service: the master, with its password. */
+  url: string;
+  /** Both servers' process ids (the bench counts their CPU). */
+  pids: () => number[];
+  stop: () => Promise<void>;
+};
+
+/**
+ * One Redis kept as production keeps one: a master with a replica that copies every write. The bench compares a
+ * cluster of masters with a replica each against it, so that both sides copy the same writes.
+ */
+export async function startRedisWithReplica(): Promise<RedisWithReplica> {
+  const dir = await mkdtemp(join(tmpdir(), 'topup-redis-replica-'));
+  const password = `data-${Math.random().toString(36).slice(2)}`;
+  const [masterPort, replicaPort] = await distinctPorts(2);
+  const servers = await startMasterAndReplica(dir, password, masterPort!, replicaPort!);
+  return {
+    url: `redis://:${password}@127.0.0.1:${masterPort}`,
+    pids: () => servers.map((n) => n.process.pid!),
+    stop: async () => {
+      await Promise.all(servers.map((n) => n.kill()));
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 export type RedisSentinelSet = {
@@ -155,10 +195,7 @@ export async function startRedisSentinels({ downAfterMs = 1000 } = {}): Promise<
   const password = `data-${Math.random().toString(36).slice(2)}`;
   const sentinelPassword = `sentinel-${Math.random().toString(36).slice(2)}`;
   const [masterPort, replicaPort, ...sentinelPorts] = await distinctPorts(5);
-  const auth = ['--requirepass', password, '--masterauth', password];
-  const servers = [await startNode(dir, masterPort!, [...auth, '--repl-diskless-sync-delay', '0'])];
-  servers.push(await startNode(dir, replicaPort!, [...auth, '--replicaof', '127.0.0.1', String(masterPort)]));
-  await until('the replica to be in sync', async () => field(await info(replicaPort!, 'replication', password), 'master_link_status') === 'up');
+  const servers = await startMasterAndReplica(dir, password, masterPort!, replicaPort!);
   const sentinels: Node[] = [];
   for (const port of sentinelPorts) {
     const config = join(dir, `sentinel-${port}.conf`);

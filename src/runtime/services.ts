@@ -8,16 +8,15 @@ import { createLimiter, type LimiterFactory } from '../lib/rate-limit.js';
 import { connectRedis, type RedisClient } from '../lib/redis.js';
 import { SharedCache } from '../lib/shared-cache.js';
 import { ChangeStamps, ownedStamps, type OwnedStamps } from '../lib/change-stamps.js';
-import type { SealedText } from '../lib/sealed-text.js';
 import { StampedCache } from '../lib/stamped-cache.js';
 
 import { createQueues, queueLayout, shownName, type Queues } from '../queues/index.js';
 
 /**
- * An order list page as it is kept: the account's count, the entries' text as the database wrote it, cut around its card
- * codes (still sealed), and the utr of its last entry (the next page's cursor).
+ * An order list page as it is kept: the account's count, the entries' text sealed whole under the process's own key
+ * (its card codes are never kept in the clear), and the utr of its last entry (the next page's cursor).
  */
-export type KeptOrderPage = { total: number | null; entries: SealedText; last: string | undefined };
+export type KeptOrderPage = { total: number | null; entries: Buffer; last: string | undefined };
 
 /** Everything a request handler, a worker or a CLI command may use; built once per process by createServices. */
 export type Services = Database & {
@@ -37,7 +36,7 @@ export type Services = Database & {
   /** The stamps of the order lists' pages: a change to an account's orders, or to what every entry shows, drops them. */
   orderPages: OwnedStamps;
   /**
-   * Order list pages as the database wrote them (codes still sealed), each served while its stamp holds and for at most
+   * Order list pages, sealed (codes are never kept in the clear), each served while its stamp holds and for at most
    * ORDER_PAGES_CACHE_MS.
    */
   orderPageCache: StampedCache<KeptOrderPage>;
@@ -53,8 +52,8 @@ export type Services = Database & {
 /** A supervised worker process: forked and not ready yet, taking jobs, or ended and waiting for its next start. */
 export type WorkerProcessState = 'starting' | 'up' | 'down';
 
-/** The order list pages a process keeps, in characters of their text: about 32 MB. */
-const ORDER_PAGES_CACHE_CHARS = 32 * 2 ** 20;
+/** The order list pages a process keeps, in bytes of their sealed text: 32 MiB. */
+const ORDER_PAGES_CACHE_BYTES = 32 * 2 ** 20;
 
 /** The queue states /metrics reports. */
 const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
@@ -103,8 +102,8 @@ export function createServices(config: Config, gauges: StoreGauges, { onQuery, l
   const pages = ownedStamps(pageStamps);
   const orderPageCache = new StampedCache<KeptOrderPage>({
     maxAgeMs: config.ORDER_PAGES_CACHE_MS,
-    maxSize: ORDER_PAGES_CACHE_CHARS,
-    sizeOf: (page) => page.entries.text.length,
+    maxSize: ORDER_PAGES_CACHE_BYTES,
+    sizeOf: (page) => page.entries.length,
     onServed: (from) => metrics.orderPageServed(from === 'memory' ? 'memory' : 'database'),
   });
   const fellBack = connectionErrors(logger, {}, 'Redis unreachable: rate limits are counted in this process only until it is back');

@@ -77,6 +77,40 @@ describe('order list pages kept in memory', () => {
     expect((await entry(api, utr))!.status).toBe(1);
   });
 
+  it("keeps a page sealed: none of its codes in the clear in the process's memory, and served from memory as read", async () => {
+    const card = await createCard(app.services.db, { services: [{ price: '4.00' }] });
+    await addCodes(card.services[0]!.id, ['CLEAR-NEVER-1', 'CLEAR-NEVER-2']);
+    const { api } = await buyer(app);
+    const utr = await placeCard(api, card.services[0]!.id, 2);
+    await settled(api, utr, 1);
+
+    // What the cache is handed to keep, whatever its shape.
+    const kept: unknown[] = [];
+    const cache = app.services.orderPageCache;
+    const get = cache.get.bind(cache);
+    const spy = vi.spyOn(cache, 'get').mockImplementation((key, stampNow, load) =>
+      get(key, stampNow, async () => {
+        const page = await load();
+        kept.push(page);
+        return page;
+      }),
+    );
+    try {
+      const fromDatabase = await firstPage(api);
+      expect(fromDatabase.data[0].order_details[0].card_codes).toEqual(['CLEAR-NEVER-1', 'CLEAR-NEVER-2']);
+      expect(kept).toHaveLength(1);
+      const held = Object.values(kept[0] as object)
+        .map((value: unknown) => (Buffer.isBuffer(value) ? value.toString('latin1') : JSON.stringify(value)))
+        .join(' ');
+      expect(held).not.toContain('CLEAR-NEVER');
+      expect(held).toContain(utr); // the page's cursor, kept beside it
+      expect(await firstPage(api)).toEqual(fromDatabase);
+      expect(kept).toHaveLength(1);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it('shows a new order at once, and the codes the workers gave it once they say so', async () => {
     const card = await createCard(app.services.db, { services: [{ price: '2.00' }] });
     await addCodes(card.services[0]!.id, ['NEW-1', 'NEW-2']);

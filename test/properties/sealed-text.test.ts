@@ -1,14 +1,14 @@
 /**
- * An order list page is cut around its sealed codes once, when it is read from the database, and kept that way
- * (lib/sealed-text.ts): whatever the entries hold, opening the kept page gives the bytes the clients got before, and the
- * kept page never holds a code in the clear. Arbitrary entries: names, answers and codes with quotes, brackets,
- * backslashes, commas, non-ASCII text and the codes field's own name.
+ * An order list page's sealed codes are opened in one pass over the text the database wrote (lib/sealed-text.ts), and
+ * the page is kept sealed whole under the process's own key (processSeal): whatever the entries hold, the page opens to
+ * the bytes of the entries, and the kept page holds none of its codes in the clear. Arbitrary entries: names, answers
+ * and codes with quotes, brackets, backslashes, commas, non-ASCII text and the codes field's own name.
  */
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decrypt, encrypt } from '../../src/lib/crypto.js';
-import { cutSealedArrays, openSealedArrays } from '../../src/lib/sealed-text.js';
+import { decrypt, encrypt, processSeal } from '../../src/lib/crypto.js';
+import { openSealedArrays } from '../../src/lib/sealed-text.js';
 
 const FIELD = '"card_codes":[';
 const key = randomBytes(32);
@@ -23,30 +23,38 @@ const entry = fc.record({ utr: fc.uuid(), informations: fc.dictionary(tricky, tr
 const sealedJson = (entries: unknown) =>
   JSON.stringify(entries, (name, value) => (name === 'card_codes' && Array.isArray(value) ? (value as string[]).map((c) => encrypt(key, c).toString('hex')) : value));
 
-describe('a page cut around its sealed codes', () => {
-  it('opens to the JSON of the entries, codes in the clear, byte for byte', () => {
+describe("an order page's sealed codes", () => {
+  it('open to the JSON of the entries, codes in the clear, byte for byte', () => {
     fc.assert(
       fc.property(fc.array(entry, { maxLength: 5 }), (entries) => {
-        const kept = cutSealedArrays(sealedJson(entries), FIELD);
-        expect(openSealedArrays(kept, (sealed) => decrypt(key, sealed))).toBe(JSON.stringify(entries));
+        expect(openSealedArrays(sealedJson(entries), FIELD, (sealed) => decrypt(key, sealed))).toBe(JSON.stringify(entries));
       }),
     );
   });
 
-  it('keeps no code in the clear: only the text the database wrote, its codes sealed', () => {
+  it('are kept in no page in the clear: a page sealed whole opens to the same bytes', () => {
+    const kept = processSeal();
     fc.assert(
       fc.property(fc.array(entry, { minLength: 1, maxLength: 5 }), (entries) => {
-        const text = sealedJson(entries);
-        const kept = cutSealedArrays(text, FIELD);
-        expect(kept.text).toBe(text);
-        for (const e of entries) for (const l of e.order_details) for (const c of l.card_codes) expect(kept.text).not.toContain(c);
-        // One array found per card line.
-        expect(kept.arrays.length / 2).toBe(entries.flatMap((e) => e.order_details).length);
+        const opened = openSealedArrays(sealedJson(entries), FIELD, (sealed) => decrypt(key, sealed));
+        const page = kept.seal(opened);
+        for (const e of entries) for (const l of e.order_details) for (const c of l.card_codes) expect(page.includes(c)).toBe(false);
+        expect(kept.open(page)).toBe(opened);
       }),
     );
   });
 
-  it('refuses a text whose array of sealed items is not closed', () => {
-    expect(() => cutSealedArrays('[{"card_codes":["00ff"', FIELD)).toThrow(/not closed/);
+  it('refuse a text whose array of sealed items is not closed', () => {
+    expect(() => openSealedArrays('[{"card_codes":["00ff"', FIELD, () => '')).toThrow(/not closed/);
+  });
+
+  it('are sealed under a key of each process: a page sealed by another, or altered, does not open', () => {
+    const [one, other] = [processSeal(), processSeal()];
+    const page = one.seal('[{"card_codes":["CODE-1"]}]');
+    expect(() => other.open(page)).toThrow();
+    const altered = Buffer.from(page);
+    altered[altered.length - 1]! ^= 1;
+    expect(() => one.open(altered)).toThrow();
+    expect(one.open(page)).toBe('[{"card_codes":["CODE-1"]}]');
   });
 });

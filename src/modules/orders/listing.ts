@@ -1,6 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { batchedRead, builtStatement, type Db } from '../../db/client.js';
-import { cutSealedArrays, openSealedArrays } from '../../lib/sealed-text.js';
+import { processSeal } from '../../lib/crypto.js';
+import { openSealedArrays } from '../../lib/sealed-text.js';
 import { StampedCache } from '../../lib/stamped-cache.js';
 import type { OwnedStamps } from '../../lib/change-stamps.js';
 import type { KeptOrderPage } from '../../runtime/services.js';
@@ -44,7 +45,7 @@ const statusLabel = (status: SQL) =>
 const assetUrl = (path: SQL, base: SQL) => sql`(case when coalesce(${path}, '') = '' then '' when ${path} ~ '^https?://' then ${path}
   else ${base} || '/' || ltrim(${path}, '/') end)`;
 
-/** Where a card line's codes go: its sealed codes in hex, as a JSON array (found by cutSealedArrays, opened at each read). */
+/** Where a card line's codes go: its sealed codes in hex, as a JSON array (opened by openSealedArrays as the page is read). */
 const CODES_FIELD = '"card_codes":[';
 
 /** A card line's `stock_short` text (spec §2 Order). */
@@ -246,7 +247,7 @@ export const fromDatabase = (db: Db): PageSource => ({ db, orderPages: { stampOf
  * One page of the caller's orders of one kind, newest first, in one statement whatever the page size (see pageReads):
  * `entries` is the text of the JSON array of its entries, `last` the utr of its last entry (the next page's cursor).
  * `after`: the utr of the last order of the page before, if the caller has it. A page read again while nothing it shows
- * has changed comes from the cache, its codes still sealed: only the page's codes are opened, at every read.
+ * has changed comes from the cache, where it is kept sealed under this process's own key (processSeal).
  */
 export async function listOrders(
   { db, orderPages, orderPageCache }: PageSource,
@@ -263,14 +264,18 @@ export async function listOrders(
     assetBase: reader.assetBase,
   };
   const key = JSON.stringify([kind, item.accountId, item.livemode, item.limit, item.offset, item.after, item.assetBase]);
-  // The page is cut around its codes once, as it is read: a page kept in memory is not searched again at each read.
+  // The page's codes are opened once, as it is read, and the page kept sealed whole: a read opens one cipher.
   const read = async (): Promise<KeptOrderPage> => {
     const row = await pageReads[kind](db)(item);
-    return { total: row.total, entries: cutSealedArrays(row.entries, CODES_FIELD), last: lastUtr(row.entries) };
+    const entries = openSealedArrays(row.entries, CODES_FIELD, reader.openCode);
+    return { total: row.total, entries: KEPT_PAGES.seal(entries), last: lastUtr(row.entries) };
   };
   const { total, entries, last } = await orderPageCache.get(key, () => orderPages.stampOf(item.accountId), read);
-  return { total: total ?? 0, entries: openSealedArrays(entries, reader.openCode), last };
+  return { total: total ?? 0, entries: KEPT_PAGES.open(entries), last };
 }
+
+/** What seals the pages this process keeps (their codes in the clear only while a page is sent). */
+const KEPT_PAGES = processSeal();
 
 /**
  * The utr of the last entry of `entries`. An entry opens with its utr and its price (entriesJson); a line of its
@@ -288,6 +293,6 @@ const ENTRY_START = /\{"utr":"([^"\\]*)","price":/g;
 export async function findOrder(db: Db, reader: OrderReader, utr: string): Promise<{ kind: ProductKind; entry: string } | null> {
   const [row] = await byUtrStatement(db, { utr, accountId: reader.caller.id, livemode: reader.caller.livemode, assetBase: reader.assetBase });
   // The array of its one entry, without its brackets.
-  return row ? { kind: row.kind, entry: openSealedArrays(cutSealedArrays(row.entries, CODES_FIELD), reader.openCode).slice(1, -1) } : null;
+  return row ? { kind: row.kind, entry: openSealedArrays(row.entries, CODES_FIELD, reader.openCode).slice(1, -1) } : null;
 }
 

@@ -26,7 +26,10 @@ const TAG_BYTES = 16;
 
 /** AES-256-GCM: iv | tag | ciphertext. */
 export function encrypt(key: Buffer, plaintext: string): Buffer {
-  const iv = randomBytes(IV_BYTES);
+  return sealWith(key, randomBytes(IV_BYTES), plaintext);
+}
+
+function sealWith(key: Buffer, iv: Buffer, plaintext: string): Buffer {
   const cipher = createCipheriv('aes-256-gcm', key, iv);
   const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
   return Buffer.concat([iv, cipher.getAuthTag(), body]);
@@ -45,5 +48,19 @@ export function decrypt(key: Buffer, sealed: Buffer): string {
  */
 export function processSeal(): { seal: (text: string) => Buffer; open: (sealed: Buffer) => string } {
   const key = randomBytes(32);
-  return { seal: (text) => encrypt(key, text), open: (sealed) => decrypt(key, sealed) };
+  // The key is this process's alone, so a counter is a nonce never used twice under it (NIST SP 800-38D, 8.2.1): unlike
+  // random nonces, no bound on how many texts one key seals.
+  let nonces = 0n;
+  return {
+    seal: (text) => {
+      const iv = Buffer.alloc(IV_BYTES);
+      iv.writeBigUInt64BE((nonces += 1n), IV_BYTES - 8);
+      const pooled = sealWith(key, iv, text);
+      // Memory of its own rather than a slice of Node's shared pool: what keeps it holds no more than its length.
+      const own = Buffer.allocUnsafeSlow(pooled.length);
+      pooled.copy(own);
+      return own;
+    },
+    open: (sealed) => decrypt(key, sealed),
+  };
 }

@@ -1,4 +1,4 @@
-/** What an entry costs beyond its value and key (the map's slot, the entry object, its stamp), roughly, in characters. */
+/** What an entry costs beyond its value and key (the map's slot, the entry object, its stamp), roughly, in units of `sizeOf`. */
 const ENTRY_OVERHEAD = 200;
 
 /** What a cached value is kept under: the stamp it was read under, when its read began, its size (with its key's). */

@@ -3,7 +3,7 @@
  * (topup_bench, recreated each run) and BullMQ prefix (bench), measured against this machine's
  * own ceilings in the same run. Prints a table and writes results/latest.json.
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -513,15 +513,15 @@ async function compareShards(report: Report, sql: Database['sql'], catalog: Data
   const cluster = await startRedisCluster();
   cleanups.push(() => cluster.stop());
   const clustered = { REDIS_URL: '', REDIS_CLUSTER_NODES: cluster.nodes, REDIS_PASSWORD: cluster.password, QUEUE_SHARDS: '3' };
-  const { a: oneRedis, b: overCluster } = await inFreshTurns(
+  const { a: overOne, b: overCluster } = await inFreshTurns(
     sql,
     catalog,
     tokens,
     ['one-redis', { REDIS_URL: single.url }, async () => single.pids()],
     ['cluster', clustered, async () => cluster.pids()],
   );
-  report.add('shards.placement.card.one-redis', oneRedis.placement, 'placement.card');
-  report.add('shards.e2e.card.one-redis', oneRedis.e2e, 'e2e.card.1-worker');
+  report.add('shards.placement.card.one-redis', overOne.placement, 'placement.card');
+  report.add('shards.e2e.card.one-redis', overOne.e2e, 'e2e.card.1-worker');
   report.add('shards.placement.card.cluster', overCluster.placement, 'shards.placement.card.one-redis');
   report.add('shards.e2e.card.cluster', overCluster.e2e, 'shards.e2e.card.one-redis');
   await cluster.stop();
@@ -603,11 +603,14 @@ async function comparePlacementFirst(report: Report, sql: Database['sql'], { cat
  */
 type Side = [string, Record<string, string>, (() => Promise<number[]>)?];
 
-/** The process of the one Redis at REDIS_URL, as it says itself. */
+/** The process of the one Redis at REDIS_URL, as it says itself: none when it is not a redis-server of this host. */
 async function oneRedis(): Promise<number[]> {
+  if (!['127.0.0.1', 'localhost', '[::1]'].includes(new URL(redisUrl).hostname)) return [];
   const redis = new Redis(redisUrl);
   try {
-    return [Number(/^process_id:(\d+)/m.exec(await redis.info('server'))![1])];
+    const pid = Number(/^process_id:(\d+)/m.exec(await redis.info('server'))?.[1]);
+    const command = existsSync(`/proc/${pid}/comm`) ? readFileSync(`/proc/${pid}/comm`, 'utf8').trim() : '';
+    return command === 'redis-server' ? [pid] : [];
   } finally {
     redis.disconnect();
   }

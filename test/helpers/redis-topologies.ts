@@ -137,10 +137,18 @@ async function firstSlotOf(port: number, password: string): Promise<number> {
 /** A master and its replica, in sync, both behind `password`. */
 async function startMasterAndReplica(dir: string, password: string, masterPort: number, replicaPort: number): Promise<Node[]> {
   const auth = ['--requirepass', password, '--masterauth', password];
-  const servers = [await startNode(dir, masterPort, [...auth, '--repl-diskless-sync-delay', '0'])];
-  servers.push(await startNode(dir, replicaPort, [...auth, '--replicaof', '127.0.0.1', String(masterPort)]));
-  await until('the replica to be in sync', async () => field(await info(replicaPort, 'replication', password), 'master_link_status') === 'up');
-  return servers;
+  const servers: Node[] = [];
+  try {
+    servers.push(await startNode(dir, masterPort, [...auth, '--repl-diskless-sync-delay', '0']));
+    servers.push(await startNode(dir, replicaPort, [...auth, '--replicaof', '127.0.0.1', String(masterPort)]));
+    await until('the replica to be in sync', async () => field(await info(replicaPort, 'replication', password), 'master_link_status') === 'up');
+    return servers;
+  } catch (err) {
+    // Nothing is left running by a start that failed: the caller has nothing to stop yet.
+    await Promise.all(servers.map((n) => n.kill()));
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
 }
 
 export type RedisWithReplica = {

@@ -46,6 +46,12 @@ function banner(config: Config, createdKeyFile: string | null, workersWaiting: b
   return lines.map((line) => `${line}\n`).join('');
 }
 
+/**
+ * After the drain delay, this long without a request (probes aside) means the load balancer has stopped sending:
+ * under load a balancer that still routes here sends many requests in this time.
+ */
+const BALANCER_GONE_QUIET_MS = 250;
+
 /** Set when this start generated CODE_ENCRYPTION_KEY_FILE: the banner asks for a backup of it. */
 let createdKeyFile: string | null = null;
 
@@ -68,11 +74,14 @@ const workers = services.config.RUN_WORKERS ? startWorkerProcess(services) : nul
 onShutdown(services.logger, services.config.SHUTDOWN_TIMEOUT_MS, async (deadline) => {
   const workersStopped = workers?.close(deadline);
   // Out of a load balancer's rotation first: /ready fails and answers close their connections, while requests are
-  // still served for SHUTDOWN_DRAIN_DELAY_MS. Then stop accepting and let the requests in flight finish while the
-  // worker process finishes its jobs, then the connections.
+  // still served for SHUTDOWN_DRAIN_DELAY_MS, and for up to as long again while the balancer still sends some (its
+  // checks ran late). Then stop accepting and let the requests in flight finish while the worker process finishes
+  // its jobs, then the connections.
   services.lifecycle.draining = true;
   http.closeConnectionsAfterAnswers();
-  await until(deadline, sleep(services.config.SHUTDOWN_DRAIN_DELAY_MS));
+  const drainDelay = services.config.SHUTDOWN_DRAIN_DELAY_MS;
+  await until(deadline, sleep(drainDelay));
+  await until(deadline, http.untilQuiet(BALANCER_GONE_QUIET_MS, drainDelay));
   await Promise.all([until(deadline, http.drain()), workersStopped]);
   await services.close(deadline);
 });

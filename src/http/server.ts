@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { getRequestListener } from '@hono/node-server';
 import { ERRORS } from '../core/errors.js';
 import type { Lane } from './cached-lane.js';
@@ -24,6 +25,9 @@ export const LIMITS = {
 } as const;
 
 type Fetch = (request: Request, env?: unknown) => Response | Promise<Response>;
+
+/** Requests that health checks and scrapers send whether or not the process is in a load balancer's rotation. */
+const PROBE = /^\/(?:health|ready|metrics)(?:[?#]|$)/;
 
 /** The body of a failure answered before any route runs, in the envelope of the interface asked for. */
 function earlyFailure(status: 400 | 408 | 431, requestLine: string): string {
@@ -113,6 +117,13 @@ export type HttpServer = {
   /** From now on every answer closes its connection, so clients and load balancers open their next one elsewhere. */
   closeConnectionsAfterAnswers: () => void;
   /**
+   * Resolves once no request but a probe's has arrived for `quietMs` (counted from `closeConnectionsAfterAnswers`
+   * on), or after `atMostMs`. A load balancer that still sends requests has not yet taken this process out of
+   * rotation, and may send the next one over a kept-alive connection that closing the port would cut: HTTP/1.1
+   * cannot close an idle connection without that race, so the process waits for the balancer to stop.
+   */
+  untilQuiet: (quietMs: number, atMostMs: number) => Promise<void>;
+  /**
    * Stops accepting and resolves once every request in flight has its answer fully written (C20); the
    * connections left (idle keep-alive ones) are closed then.
    */
@@ -147,11 +158,15 @@ export function serveHttp(fetch: Fetch, { port, hostname, lane }: { port: number
   let inFlight = 0;
   let idle: (() => void) | null = null;
   let keepAlive = true;
+  let lastRequestAt = performance.now();
   const done = () => {
     if (--inFlight === 0) idle?.();
   };
   server.on('request', (req, res) => {
-    if (!keepAlive) res.shouldKeepAlive = false;
+    if (!keepAlive) {
+      res.shouldKeepAlive = false;
+      if (!PROBE.test(req.url ?? '')) lastRequestAt = performance.now();
+    }
     inFlight++;
     let dropping: Promise<void> = Promise.resolve();
     // Before Node's own handler, which would otherwise drop the rest of the body without counting it.
@@ -190,5 +205,13 @@ export function serveHttp(fetch: Fetch, { port, hostname, lane }: { port: number
     server.closeAllConnections();
     await closed;
   };
-  return { server, drain, closeConnectionsAfterAnswers: () => void (keepAlive = false) };
+  const untilQuiet = async (quietMs: number, atMostMs: number) => {
+    const end = performance.now() + atMostMs;
+    for (let now = performance.now(); now < end; now = performance.now()) {
+      const quietAt = lastRequestAt + quietMs;
+      if (quietAt <= now) return;
+      await sleep(Math.min(quietAt, end) - now);
+    }
+  };
+  return { server, drain, untilQuiet, closeConnectionsAfterAnswers: () => void (keepAlive = false) };
 }

@@ -30,6 +30,30 @@ function stalledUpload(port: number, path = '/license-api/purchases/validation')
   };
 }
 
+/** One kept-alive connection, asked one request at a time: the answer, or what ended the connection instead. */
+function keptAlive(port: number) {
+  const socket = createConnection({ port, host: '127.0.0.1' });
+  let received = '';
+  let ended = false;
+  let wake: () => void = () => {};
+  socket.on('data', (chunk) => ((received += chunk), wake()));
+  socket.on('close', () => ((ended = true), wake()));
+  socket.on('error', () => {});
+  return {
+    ask: async (path: string) => {
+      received = '';
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
+      const complete = () => {
+        const head = received.indexOf('\r\n\r\n');
+        const length = /content-length: (\d+)/i.exec(received)?.[1];
+        return head >= 0 && length !== undefined && received.length >= head + 4 + Number(length);
+      };
+      while (!complete() && !ended) await new Promise<void>((resolve) => (wake = resolve));
+      return complete() ? received : `connection ended after ${JSON.stringify(received)}`;
+    },
+  };
+}
+
 describe('stopping (C20)', () => {
   it('SIGTERM lets a request in flight finish, then exits 0', async () => {
     const env = await serviceEnv({ SHUTDOWN_TIMEOUT_MS: '8000' });
@@ -96,6 +120,48 @@ describe('stopping (C20)', () => {
     // Then the port closes, and the process exits 0.
     await expect.poll(() => fetch(`${base}/health`).then(() => 'open', () => 'closed'), { timeout: 3000, interval: 100 }).toBe('closed');
     expect(Date.now() - asked).toBeGreaterThanOrEqual(1500);
+    expect(await run.exit).toEqual({ code: 0, signal: null });
+  });
+
+  it('a load balancer still sending after SHUTDOWN_DRAIN_DELAY_MS (its checks ran late) is served until it stops, its kept-alive connections too', async () => {
+    const env = await serviceEnv({ SHUTDOWN_DRAIN_DELAY_MS: '800', SHUTDOWN_TIMEOUT_MS: '6000' });
+    const run = await startServing(env);
+    const port = Number(env.PORT);
+    // A connection the balancer keeps from before the signal and uses again after the delay.
+    const kept = keptAlive(port);
+    expect(await kept.ask('/health')).toMatch(/^HTTP\/1\.1 200/);
+    const asked = Date.now();
+    run.process.kill('SIGTERM');
+    const failures: string[] = [];
+    const balancer = (async () => {
+      while (Date.now() - asked < 1400) {
+        await fetch(`http://127.0.0.1:${port}/api/get-card/orders`).catch((err: Error) => failures.push(`${Date.now() - asked} ms: ${err.message}`));
+        await sleep(40);
+      }
+    })();
+    await sleep(1100);
+    // Past the delay: the kept connection still gets its answer, and it closes the connection.
+    expect(await kept.ask('/api/get-card/orders')).toMatch(/^HTTP\/1\.1 401[^]*Connection: close/i);
+    await balancer;
+    expect(failures).toEqual([]);
+    // Then the balancer is gone and the port closes.
+    await expect.poll(() => fetch(`http://127.0.0.1:${port}/health`).then(() => 'open', () => 'closed'), { timeout: 3000, interval: 50 }).toBe('closed');
+    expect(await run.exit).toEqual({ code: 0, signal: null });
+  });
+
+  it('requests that never stop hold the port open for at most twice SHUTDOWN_DRAIN_DELAY_MS', async () => {
+    const env = await serviceEnv({ SHUTDOWN_DRAIN_DELAY_MS: '500', SHUTDOWN_TIMEOUT_MS: '6000' });
+    const run = await startServing(env);
+    const port = Number(env.PORT);
+    const asked = Date.now();
+    run.process.kill('SIGTERM');
+    let closedAfter: number | null = null;
+    while (closedAfter === null && Date.now() - asked < 4000) {
+      await fetch(`http://127.0.0.1:${port}/api/get-card/orders`).catch(() => (closedAfter = Date.now() - asked));
+      await sleep(20);
+    }
+    expect(closedAfter).toBeGreaterThanOrEqual(1000);
+    expect(closedAfter).toBeLessThan(2500);
     expect(await run.exit).toEqual({ code: 0, signal: null });
   });
 

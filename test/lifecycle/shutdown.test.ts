@@ -165,6 +165,23 @@ describe('stopping (C20)', () => {
     expect(await run.exit).toEqual({ code: 0, signal: null });
   });
 
+  it('health checks alone do not hold the port open past the drain delay', async () => {
+    const env = await serviceEnv({ SHUTDOWN_DRAIN_DELAY_MS: '2000', SHUTDOWN_TIMEOUT_MS: '8000' });
+    const run = await startServing(env);
+    const port = Number(env.PORT);
+    const asked = Date.now();
+    run.process.kill('SIGTERM');
+    let closedAfter: number | null = null;
+    while (closedAfter === null && Date.now() - asked < 6000) {
+      await fetch(`http://127.0.0.1:${port}/ready`).catch(() => (closedAfter = Date.now() - asked));
+      await sleep(30);
+    }
+    // The delay, then 250 ms without a request other than a probe; requests would have held it to 4 s.
+    expect(closedAfter).toBeGreaterThanOrEqual(2000);
+    expect(closedAfter).toBeLessThan(3500);
+    expect(await run.exit).toEqual({ code: 0, signal: null });
+  });
+
   it('SIGTERM exits 0 within SHUTDOWN_TIMEOUT_MS with Redis gone', async () => {
     const redis = await ownRedis();
     try {

@@ -54,6 +54,18 @@ function keptAlive(port: number) {
   };
 }
 
+/** Sends SIGTERM, then asks `path` every 20 ms until the port refuses: how long after the signal that was (ms). */
+async function stopWhileAsking(run: Awaited<ReturnType<typeof startServing>>, port: number, path: string): Promise<number | null> {
+  const asked = Date.now();
+  run.process.kill('SIGTERM');
+  let closedAfter: number | null = null;
+  while (closedAfter === null && Date.now() - asked < 6000) {
+    await fetch(`http://127.0.0.1:${port}${path}`).catch(() => (closedAfter = Date.now() - asked));
+    await sleep(20);
+  }
+  return closedAfter;
+}
+
 describe('stopping (C20)', () => {
   it('SIGTERM lets a request in flight finish, then exits 0', async () => {
     const env = await serviceEnv({ SHUTDOWN_TIMEOUT_MS: '8000' });
@@ -152,14 +164,7 @@ describe('stopping (C20)', () => {
   it('requests that never stop hold the port open for at most twice SHUTDOWN_DRAIN_DELAY_MS', async () => {
     const env = await serviceEnv({ SHUTDOWN_DRAIN_DELAY_MS: '500', SHUTDOWN_TIMEOUT_MS: '6000' });
     const run = await startServing(env);
-    const port = Number(env.PORT);
-    const asked = Date.now();
-    run.process.kill('SIGTERM');
-    let closedAfter: number | null = null;
-    while (closedAfter === null && Date.now() - asked < 4000) {
-      await fetch(`http://127.0.0.1:${port}/api/get-card/orders`).catch(() => (closedAfter = Date.now() - asked));
-      await sleep(20);
-    }
+    const closedAfter = await stopWhileAsking(run, Number(env.PORT), '/api/get-card/orders');
     expect(closedAfter).toBeGreaterThanOrEqual(1000);
     expect(closedAfter).toBeLessThan(2500);
     expect(await run.exit).toEqual({ code: 0, signal: null });
@@ -168,14 +173,7 @@ describe('stopping (C20)', () => {
   it('health checks alone do not hold the port open past the drain delay', async () => {
     const env = await serviceEnv({ SHUTDOWN_DRAIN_DELAY_MS: '2000', SHUTDOWN_TIMEOUT_MS: '8000' });
     const run = await startServing(env);
-    const port = Number(env.PORT);
-    const asked = Date.now();
-    run.process.kill('SIGTERM');
-    let closedAfter: number | null = null;
-    while (closedAfter === null && Date.now() - asked < 6000) {
-      await fetch(`http://127.0.0.1:${port}/ready`).catch(() => (closedAfter = Date.now() - asked));
-      await sleep(30);
-    }
+    const closedAfter = await stopWhileAsking(run, Number(env.PORT), '/ready');
     // The delay, then 250 ms without a request other than a probe; requests would have held it to 4 s.
     expect(closedAfter).toBeGreaterThanOrEqual(2000);
     expect(closedAfter).toBeLessThan(3500);

@@ -74,14 +74,14 @@ const workers = services.config.RUN_WORKERS ? startWorkerProcess(services) : nul
 onShutdown(services.logger, services.config.SHUTDOWN_TIMEOUT_MS, async (deadline) => {
   const workersStopped = workers?.close(deadline);
   // Out of a load balancer's rotation first: /ready fails and answers close their connections, while requests are
-  // still served for SHUTDOWN_DRAIN_DELAY_MS, and for up to as long again while the balancer still sends some (its
-  // checks ran late). Then stop accepting and let the requests in flight finish while the worker process finishes
-  // its jobs, then the connections.
+  // still served for SHUTDOWN_DRAIN_DELAY_MS, and then while the balancer still sends some (its checks ran late), for
+  // up to as long again but never more than half the time left, which stays for the requests in flight. Then stop
+  // accepting and let those finish while the worker process finishes its jobs, then the connections.
   services.lifecycle.draining = true;
   http.closeConnectionsAfterAnswers();
   const drainDelay = services.config.SHUTDOWN_DRAIN_DELAY_MS;
   await until(deadline, sleep(drainDelay));
-  await until(deadline, http.untilQuiet(BALANCER_GONE_QUIET_MS, drainDelay));
+  await http.untilQuiet(BALANCER_GONE_QUIET_MS, Math.min(drainDelay, (deadline - Date.now()) / 2));
   await Promise.all([until(deadline, http.drain()), workersStopped]);
   await services.close(deadline);
 });

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate as setImmediatePromise, setTimeout as sleep } from 'node:timers/promises';
 import { getRequestListener } from '@hono/node-server';
 import { ERRORS } from '../core/errors.js';
 import type { Lane } from './cached-lane.js';
@@ -158,7 +158,7 @@ export function serveHttp(fetch: Fetch, { port, hostname, lane }: { port: number
   let inFlight = 0;
   let idle: (() => void) | null = null;
   let keepAlive = true;
-  let lastRequestAt = performance.now();
+  let lastRequestAt = 0;
   const done = () => {
     if (--inFlight === 0) idle?.();
   };
@@ -211,7 +211,13 @@ export function serveHttp(fetch: Fetch, { port, hostname, lane }: { port: number
       const quietAt = lastRequestAt + quietMs;
       if (quietAt <= now) return;
       await sleep(Math.min(quietAt, end) - now);
+      // A process starved of CPU runs its timers before it reads its sockets: requests already received count first.
+      await setImmediatePromise();
     }
   };
-  return { server, drain, untilQuiet, closeConnectionsAfterAnswers: () => void (keepAlive = false) };
+  const closeConnectionsAfterAnswers = () => {
+    keepAlive = false;
+    lastRequestAt = performance.now();
+  };
+  return { server, drain, untilQuiet, closeConnectionsAfterAnswers };
 }

@@ -54,16 +54,28 @@ function keptAlive(port: number) {
   };
 }
 
-/** Sends SIGTERM, then asks `path` every 20 ms until the port refuses: how long after the signal that was (ms). */
-async function stopWhileAsking(run: Awaited<ReturnType<typeof startServing>>, port: number, path: string): Promise<number | null> {
+/**
+ * Asks `path` from three clients at once, each every 20 ms, while `more(failures so far)` says so; the failures, each
+ * with when it came (ms after `since`). Three, so that one client's stall (a loaded machine) leaves no gap the service sees as quiet.
+ */
+async function askWhile(port: number, path: string, since: number, more: (failures: string[]) => boolean): Promise<string[]> {
+  const failures: string[] = [];
+  const client = async () => {
+    while (more(failures)) {
+      await fetch(`http://127.0.0.1:${port}${path}`).catch((err: Error) => failures.push(`${Date.now() - since} ms: ${err.message}`));
+      await sleep(20);
+    }
+  };
+  await Promise.all([client(), client(), client()]);
+  return failures;
+}
+
+/** Sends SIGTERM, then asks `path` (askWhile) until the port refuses: how long after the signal that was (ms). */
+async function stopWhileAsking(run: Awaited<ReturnType<typeof startServing>>, port: number, path: string): Promise<number> {
   const asked = Date.now();
   run.process.kill('SIGTERM');
-  let closedAfter: number | null = null;
-  while (closedAfter === null && Date.now() - asked < 6000) {
-    await fetch(`http://127.0.0.1:${port}${path}`).catch(() => (closedAfter = Date.now() - asked));
-    await sleep(20);
-  }
-  return closedAfter;
+  const failures = await askWhile(port, path, asked, (sofar) => Date.now() - asked < 6000 && sofar.length === 0);
+  return failures.length > 0 ? Number.parseInt(failures[0]!, 10) : Number.POSITIVE_INFINITY;
 }
 
 describe('stopping (C20)', () => {
@@ -144,18 +156,11 @@ describe('stopping (C20)', () => {
     expect(await kept.ask('/health')).toMatch(/^HTTP\/1\.1 200/);
     const asked = Date.now();
     run.process.kill('SIGTERM');
-    const failures: string[] = [];
-    const balancer = (async () => {
-      while (Date.now() - asked < 1400) {
-        await fetch(`http://127.0.0.1:${port}/api/get-card/orders`).catch((err: Error) => failures.push(`${Date.now() - asked} ms: ${err.message}`));
-        await sleep(40);
-      }
-    })();
+    const balancer = askWhile(port, '/api/get-card/orders', asked, () => Date.now() - asked < 1400);
     await sleep(1100);
     // Past the delay: the kept connection still gets its answer, and it closes the connection.
     expect(await kept.ask('/api/get-card/orders')).toMatch(/^HTTP\/1\.1 401[^]*Connection: close/i);
-    await balancer;
-    expect(failures).toEqual([]);
+    expect(await balancer).toEqual([]);
     // Then the balancer is gone and the port closes.
     await expect.poll(() => fetch(`http://127.0.0.1:${port}/health`).then(() => 'open', () => 'closed'), { timeout: 3000, interval: 50 }).toBe('closed');
     expect(await run.exit).toEqual({ code: 0, signal: null });
@@ -167,6 +172,16 @@ describe('stopping (C20)', () => {
     const closedAfter = await stopWhileAsking(run, Number(env.PORT), '/api/get-card/orders');
     expect(closedAfter).toBeGreaterThanOrEqual(1000);
     expect(closedAfter).toBeLessThan(2500);
+    expect(await run.exit).toEqual({ code: 0, signal: null });
+  });
+
+  it('requests that never stop leave half the time before SHUTDOWN_TIMEOUT_MS to the requests in flight', async () => {
+    const env = await serviceEnv({ SHUTDOWN_DRAIN_DELAY_MS: '2000', SHUTDOWN_TIMEOUT_MS: '4000' });
+    const run = await startServing(env);
+    const closedAfter = await stopWhileAsking(run, Number(env.PORT), '/api/get-card/orders');
+    // The delay, then half of the 2 s left: about 3 s. Twice the delay would reach the deadline (4 s).
+    expect(closedAfter).toBeGreaterThanOrEqual(2000);
+    expect(closedAfter).toBeLessThan(3600);
     expect(await run.exit).toEqual({ code: 0, signal: null });
   });
 

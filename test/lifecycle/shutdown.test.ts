@@ -166,35 +166,21 @@ describe('stopping (C20)', () => {
     expect(await run.exit).toEqual({ code: 0, signal: null });
   });
 
-  it('requests that never stop hold the port open for at most twice SHUTDOWN_DRAIN_DELAY_MS', async () => {
-    const env = await serviceEnv({ SHUTDOWN_DRAIN_DELAY_MS: '500', SHUTDOWN_TIMEOUT_MS: '6000' });
-    const run = await startServing(env);
-    const closedAfter = await stopWhileAsking(run, Number(env.PORT), '/api/get-card/orders');
-    expect(closedAfter).toBeGreaterThanOrEqual(1000);
-    expect(closedAfter).toBeLessThan(2500);
-    expect(await run.exit).toEqual({ code: 0, signal: null });
-  });
-
-  it('requests that never stop leave half the time before SHUTDOWN_TIMEOUT_MS to the requests in flight', async () => {
-    const env = await serviceEnv({ SHUTDOWN_DRAIN_DELAY_MS: '2000', SHUTDOWN_TIMEOUT_MS: '4000' });
-    const run = await startServing(env);
-    const closedAfter = await stopWhileAsking(run, Number(env.PORT), '/api/get-card/orders');
+  // How long the port stays open after SIGTERM while three clients keep asking `path` (stopWhileAsking).
+  it.each([
+    ['requests that never stop hold the port open for at most twice SHUTDOWN_DRAIN_DELAY_MS', { delay: 500, timeout: 6000, path: '/api/get-card/orders', least: 1000, most: 2500 }],
     // The delay, then half of the 2 s left: about 3 s. Twice the delay would reach the deadline (4 s).
-    expect(closedAfter).toBeGreaterThanOrEqual(2000);
-    expect(closedAfter).toBeLessThan(3600);
-    expect(await run.exit).toEqual({ code: 0, signal: null });
-  });
-
-  it('health checks alone do not hold the port open past the drain delay', async () => {
-    const env = await serviceEnv({ SHUTDOWN_DRAIN_DELAY_MS: '2000', SHUTDOWN_TIMEOUT_MS: '8000' });
-    const run = await startServing(env);
-    const closedAfter = await stopWhileAsking(run, Number(env.PORT), '/ready');
+    ['requests that never stop leave half the time before SHUTDOWN_TIMEOUT_MS to the requests in flight', { delay: 2000, timeout: 4000, path: '/api/get-card/orders', least: 2000, most: 3600 }],
     // The delay, then 250 ms without a request other than a probe; requests would have held it to 4 s.
-    expect(closedAfter).toBeGreaterThanOrEqual(2000);
-    expect(closedAfter).toBeLessThan(3500);
+    ['health checks alone do not hold the port open past the drain delay', { delay: 2000, timeout: 8000, path: '/ready', least: 2000, most: 3500 }],
+  ] as const)('%s', async (_, { delay, timeout, path, least, most }) => {
+    const env = await serviceEnv({ SHUTDOWN_DRAIN_DELAY_MS: String(delay), SHUTDOWN_TIMEOUT_MS: String(timeout) });
+    const run = await startServing(env);
+    const closedAfter = await stopWhileAsking(run, Number(env.PORT), path);
+    expect(closedAfter).toBeGreaterThanOrEqual(least);
+    expect(closedAfter).toBeLessThan(most);
     expect(await run.exit).toEqual({ code: 0, signal: null });
   });
-
   it('SIGTERM exits 0 within SHUTDOWN_TIMEOUT_MS with Redis gone', async () => {
     const redis = await ownRedis();
     try {

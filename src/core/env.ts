@@ -105,8 +105,8 @@ const EnvSchema = z.object({
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
   /**
    * After SIGTERM, how long the API keeps serving while /ready answers 503, so that a load balancer's health
-   * checks take it out of rotation before its port closes (C21), and up to as long again while requests still arrive
-   * (never more than half the time then left of SHUTDOWN_TIMEOUT_MS).
+   * checks take it out of rotation before its port closes (C21), and up to as long again while requests other than
+   * probes still arrive (never more than half the time left before SHUTDOWN_TIMEOUT_MS).
    */
   SHUTDOWN_DRAIN_DELAY_MS: z.coerce.number({ error: 'must be a number' }).int({ error: 'must be a whole number' }).min(0).default(0),
   /** Retention (C23): tokens are deleted this many days after they expired or were revoked. */

@@ -211,7 +211,9 @@ export function serveHttp(fetch: Fetch, { port, hostname, lane }: { port: number
       const quietAt = lastRequestAt + quietMs;
       if (quietAt <= now) return;
       await sleep(Math.min(quietAt, end) - now);
-      // A process starved of CPU runs its timers before it reads its sockets: requests already received count first.
+      // A process starved of CPU runs its timers before it reads its sockets: requests already received count first
+      // (one turn of the event loop accepts a waiting connection, the next reads its request).
+      await setImmediatePromise();
       await setImmediatePromise();
     }
   };

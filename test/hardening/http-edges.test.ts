@@ -8,7 +8,7 @@ import { purchaseCodeDigest } from '../../src/modules/license/service.js';
 import { buyer, createTestAccount, expectJson } from '../helpers/api.js';
 import { createCardService, createLicenseItem, createLicensePurchase, createOrder } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
-import { sleep } from '../helpers/processes.js';
+import { httpAnswerComplete, sleep } from '../helpers/processes.js';
 
 let app: TestApp;
 let port: number;
@@ -67,11 +67,7 @@ function uploadThenRead(head: string, bodyBytes: number, chunk = 64 * 1024): Pro
     let answer = '';
     let sent = 0;
     let error: string | null = null;
-    const complete = () => {
-      const split = answer.indexOf('\r\n\r\n');
-      const length = /content-length: (\d+)/i.exec(answer)?.[1];
-      return split !== -1 && length !== undefined && answer.length - split - 4 >= Number(length);
-    };
+    const complete = () => httpAnswerComplete(answer);
     socket.on('data', (data) => {
       answer += data.toString('latin1');
       // Done once the whole answer is in and the body was sent: the connection may stay open (keep-alive).

@@ -73,6 +73,13 @@ export function supervise(child: ChildProcess, file: string, lastWords: () => st
   };
 }
 
+/** Whether `text`, read from a raw connection, holds a whole HTTP answer: its head and Content-Length bytes of body. */
+export function httpAnswerComplete(text: string): boolean {
+  const split = text.indexOf('\r\n\r\n');
+  const length = /content-length: (\d+)/i.exec(text)?.[1];
+  return split !== -1 && length !== undefined && text.length - split - 4 >= Number(length);
+}
+
 /** Waits until `url` answers 200, failing early when the child dies. */
 export async function waitForHttp(url: string, child: Child, timeoutMs = 60_000, init: RequestInit = {}): Promise<void> {
   const deadline = Date.now() + timeoutMs;

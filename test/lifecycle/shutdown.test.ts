@@ -4,7 +4,7 @@ import { createConnection } from 'node:net';
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
 import { entryPointsOnOwnDatabase } from '../helpers/entry.js';
-import { ROOT, sleep, waitForHttp } from '../helpers/processes.js';
+import { httpAnswerComplete, ROOT, sleep, waitForHttp } from '../helpers/processes.js';
 import { ownRedis } from '../helpers/redis-server.js';
 
 /**
@@ -43,11 +43,7 @@ function keptAlive(port: number) {
     ask: async (path: string) => {
       received = '';
       socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
-      const complete = () => {
-        const head = received.indexOf('\r\n\r\n');
-        const length = /content-length: (\d+)/i.exec(received)?.[1];
-        return head >= 0 && length !== undefined && received.length >= head + 4 + Number(length);
-      };
+      const complete = () => httpAnswerComplete(received);
       while (!complete() && !ended) await new Promise<void>((resolve) => (wake = resolve));
       return complete() ? received : `connection ended after ${JSON.stringify(received)}`;
     },

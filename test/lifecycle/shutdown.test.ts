@@ -50,15 +50,17 @@ function keptAlive(port: number) {
   };
 }
 
+type AskFailure = { afterMs: number; error: string };
+
 /**
  * Asks `path` from three clients at once, each every 20 ms, while `more(failures so far)` says so; the failures, each
  * with when it came (ms after `since`). Three, so that a slow answer to one leaves the others asking.
  */
-async function askWhile(port: number, path: string, since: number, more: (failures: string[]) => boolean): Promise<string[]> {
-  const failures: string[] = [];
+async function askWhile(port: number, path: string, since: number, more: (failures: AskFailure[]) => boolean): Promise<AskFailure[]> {
+  const failures: AskFailure[] = [];
   const client = async () => {
     while (more(failures)) {
-      await fetch(`http://127.0.0.1:${port}${path}`).catch((err: Error) => failures.push(`${Date.now() - since} ms: ${err.message}`));
+      await fetch(`http://127.0.0.1:${port}${path}`).catch((err: Error) => failures.push({ afterMs: Date.now() - since, error: err.message }));
       await sleep(20);
     }
   };
@@ -71,7 +73,7 @@ async function stopWhileAsking(run: Awaited<ReturnType<typeof startServing>>, po
   const asked = Date.now();
   run.process.kill('SIGTERM');
   const failures = await askWhile(port, path, asked, (sofar) => Date.now() - asked < 6000 && sofar.length === 0);
-  return failures.length > 0 ? Number.parseInt(failures[0]!, 10) : Number.POSITIVE_INFINITY;
+  return failures[0]?.afterMs ?? Number.POSITIVE_INFINITY;
 }
 
 describe('stopping (C20)', () => {

@@ -13,14 +13,38 @@ export type Child = {
   stop: () => Promise<void>;
 };
 
-/** A free TCP port on the loopback interface. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
+/** Where spare ports are drawn from unless a caller names its own range: below the cluster nodes' (see redis-topologies). */
+const SPARE_PORTS = { from: 10_000, to: 20_000 };
+
+/** Ports this test process has handed out, so two servers of one test never draw the same one. */
+const handedOut = new Set<number>();
+
+/**
+ * A free TCP port on the loopback interface, drawn at random below the kernel's ephemeral range (32768 and up).
+ * A port from that range, free when checked, can be taken by any outgoing connection (a parallel test's client)
+ * before the server meant to have it listens; below it, only another listener can. `alsoFree` names ports
+ * the server will open beside it (a Redis Cluster node's bus), which must be free too.
+ */
+export async function freePort(
+  { from, to } = SPARE_PORTS,
+  alsoFree: (port: number) => number[] = () => [],
+): Promise<number> {
+  for (;;) {
+    const port = from + Math.floor(Math.random() * (to - from));
+    const ports = [port, ...alsoFree(port)];
+    if (ports.some((each) => handedOut.has(each))) continue;
+    if (!(await Promise.all(ports.map(portFree))).every(Boolean)) continue;
+    for (const each of ports) handedOut.add(each);
+    return port;
+  }
 }
+
+const portFree = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
 
 export type SpawnOptions = {
   /** Node flags before the file (`--cpu-prof`, which NODE_OPTIONS does not take). */

@@ -6,7 +6,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { command, freePort, until, waitForPort } from './system.js';
@@ -264,22 +263,16 @@ const CLUSTER_BUS_OFFSET = 6000;
 
 /**
  * `count` spare ports, none the same. A cluster node also listens on its cluster bus port, so with
- * `withClusterBus` both must be free, and both below the kernel's ephemeral range (32768 and up), where an outgoing
- * connection could take one between this check and the node's start.
+ * `withClusterBus` both must be free, drawn from a range of their own that no other spare port comes from.
  */
 async function distinctPorts(count: number, { withClusterBus = false } = {}): Promise<number[]> {
-  const ports = new Set<number>();
-  while (ports.size < count) {
-    const port = withClusterBus ? 20_000 + Math.floor(Math.random() * 6000) : await freePort();
-    if (ports.has(port) || (withClusterBus && !((await portFree(port)) && (await portFree(port + CLUSTER_BUS_OFFSET))))) continue;
-    ports.add(port);
+  const ports: number[] = [];
+  while (ports.length < count) {
+    ports.push(
+      withClusterBus
+        ? await freePort({ from: 20_000, to: 20_000 + CLUSTER_BUS_OFFSET }, (port) => [port + CLUSTER_BUS_OFFSET])
+        : await freePort(),
+    );
   }
-  return [...ports];
+  return ports;
 }
-
-const portFree = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const server = createServer();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });

@@ -16,6 +16,7 @@ import { QUEUE_NAMES } from '../../src/queues/index.js';
 import { bareHonoCeiling, bullmqCeiling, rawTxCeiling, removeRawTxRows, sameBytesCeiling } from './ceilings.js';
 import { createAccounts, createKeys, dropDatabase, issueTokens, loadCatalog, loadCodes, loadOrderHistory, loadPrices, loadReviews, registerEndpoints, resetDatabase } from './data.js';
 import { startCountingReceiver } from './receiver.js';
+import { countRedisWork } from './redis-work.js';
 import { freePort, sleep, spawnTs, waitForHttp, workerProcessesOf, type Child, type SpawnOptions } from '../helpers/processes.js';
 import { startRedisCluster, startRedisWithReplica } from '../helpers/redis-topologies.js';
 import { compareFreeCodeReads } from './free-codes.js';
@@ -517,8 +518,8 @@ async function compareShards(report: Report, sql: Database['sql'], catalog: Data
     sql,
     catalog,
     tokens,
-    ['one-redis', { REDIS_URL: single.url }, async () => single.pids()],
-    ['cluster', clustered, async () => cluster.pids()],
+    ['one-redis', { REDIS_URL: single.url }, { pids: async () => single.pids(), urls: [single.url] }],
+    ['cluster', clustered, { pids: async () => cluster.pids(), urls: cluster.nodes.split(',').map((node) => `redis://:${cluster.password}@${node}`) }],
   );
   report.add('shards.placement.card.one-redis', overOne.placement, 'placement.card');
   report.add('shards.e2e.card.one-redis', overOne.e2e, 'e2e.card.1-worker');
@@ -598,10 +599,11 @@ async function comparePlacementFirst(report: Report, sql: Database['sql'], { cat
 }
 
 /**
- * One configuration of the service in a comparison: its name, its environment, and the Redis server processes its
- * queues live on (their CPU is in the notes: a cluster's nodes share the box's cores with everything else).
+ * One configuration of the service in a comparison: its name, its environment, and the Redis its queues live on: its
+ * server processes (their CPU is in the notes: a cluster's nodes share the box's cores with everything else) and,
+ * for a Redis of the bench's own, its nodes' URLs (the end-to-end notes count its work per order: countRedisWork).
  */
-type Side = [string, Record<string, string>, (() => Promise<number[]>)?];
+type Side = [string, Record<string, string>, { pids: () => Promise<number[]>; urls: string[] }?];
 
 /** The process of the one Redis at REDIS_URL, as it says itself: none when it is not a redis-server of this host. */
 async function oneRedis(): Promise<number[]> {
@@ -626,8 +628,8 @@ async function inFreshTurns(
   sql: Database['sql'],
   catalog: Data['catalog'],
   tokens: string[],
-  [aName, aEnv, aRedis = oneRedis]: Side,
-  [bName, bEnv, bRedis = oneRedis]: Side,
+  [aName, aEnv, aRedis]: Side,
+  [bName, bEnv, bRedis]: Side,
 ): Promise<Record<'a' | 'b', { placement: Measured; e2e: Measured }>> {
   const turns = { a: { placement: [] as Measured[], e2e: [] as Measured[] }, b: { placement: [] as Measured[], e2e: [] as Measured[] } };
   // Each turn on tables as autovacuum would keep them: the first after whatever ran before the comparison, the others
@@ -636,13 +638,21 @@ async function inFreshTurns(
   for (const which of ['a', 'b', 'b', 'a'] as const) {
     const service = await start('src/main.ts', which === 'a' ? aEnv : bEnv);
     await waitForReadyWorkers(`http://127.0.0.1:${port}`, service);
-    const redisPids = await (which === 'a' ? aRedis : bRedis)();
+    const redis = which === 'a' ? aRedis : bRedis;
+    const redisPids = await (redis?.pids ?? oneRedis)();
     // A service just started: longer than other scenarios' warm-up, so both turns measure it compiled.
     const target = serviceTarget(sql, service, { seconds: size.seconds / 2, warmup: size.warmup * 2 }, redisPids);
     turns[which].placement.push(await measureHttp(target, cardOrders(catalog, tokens)));
     await drain(target);
-    turns[which].e2e.push(await endToEnd(target, cardOrders(catalog, tokens), size.e2eOrders / 2));
+    const redisWork = redis && (await countRedisWork(redis.urls));
+    const [last] = await sql<{ id: string }[]>`select coalesce(max(id), 0)::text as id from orders`;
+    const e2e = await endToEnd(target, cardOrders(catalog, tokens), size.e2eOrders / 2);
     await drain(target);
+    if (redisWork) {
+      const [placed] = await sql<{ orders: number }[]>`select count(*)::int as orders from orders where id > ${last!.id}`;
+      e2e.note = `${e2e.note}, ${await redisWork.perOrder(placed!.orders)}`;
+    }
+    turns[which].e2e.push(e2e);
     // Autocannon abandons its last in-flight requests: let the service finish them before SIGTERM.
     await sleep(1000);
     await service.stop();

@@ -645,14 +645,19 @@ async function inFreshTurns(
     turns[which].placement.push(await measureHttp(target, cardOrders(catalog, tokens)));
     await drain(target);
     const redisWork = redis && (await countRedisWork(redis.urls));
-    const [last] = await sql<{ id: string }[]>`select coalesce(max(id), 0)::text as id from orders`;
-    const e2e = await endToEnd(target, cardOrders(catalog, tokens), size.e2eOrders / 2);
-    await drain(target);
-    if (redisWork) {
-      const [placed] = await sql<{ orders: number }[]>`select count(*)::int as orders from orders where id > ${last!.id}`;
-      e2e.note = `${e2e.note}, ${await redisWork.perOrder(placed!.orders)}`;
+    try {
+      const [last] = await sql<{ id: string }[]>`select coalesce(max(id), 0)::text as id from orders`;
+      // endToEnd returns once its orders are fulfilled: Redis's count is read before the drain's idle polling adds to it.
+      const e2e = await endToEnd(target, cardOrders(catalog, tokens), size.e2eOrders / 2);
+      if (redisWork) {
+        const [placed] = await sql<{ orders: number }[]>`select count(*)::int as orders from orders where id > ${last!.id}`;
+        e2e.note = `${e2e.note}, ${await redisWork.perOrder(placed!.orders)}`;
+      }
+      turns[which].e2e.push(e2e);
+    } finally {
+      redisWork?.close();
     }
-    turns[which].e2e.push(e2e);
+    await drain(target);
     // Autocannon abandons its last in-flight requests: let the service finish them before SIGTERM.
     await sleep(1000);
     await service.stop();

@@ -16,20 +16,23 @@ export type Child = {
 /** Where spare ports are drawn from unless a caller names its own range: below the cluster nodes' (see redis-topologies). */
 const SPARE_PORTS = { from: 10_000, to: 20_000 };
 
+/** How many slices a range is cut into: one per test file running at once (vitest's pool slot), at most this many. */
+const POOL_SLICES = 8;
+
 /** Ports this test process has handed out, so two servers of one test never draw the same one. */
 const handedOut = new Set<number>();
 
 /**
  * A free TCP port on the loopback interface, drawn at random below the kernel's ephemeral range (32768 and up).
  * A port from that range, free when checked, can be taken by any outgoing connection (a parallel test's client)
- * before the server meant to have it listens; below it, only another listener can. `alsoFree` names ports
- * the server will open beside it (a Redis Cluster node's bus), which must be free too.
+ * before the server meant to have it listens; below it, only a listener can. Each test file running at once draws from
+ * a slice of the range of its own (by VITEST_POOL_ID), so two files never draw the same port either, however long a
+ * server takes to start. `alsoFree` names ports the server will open beside it (a Redis Cluster node's bus), which
+ * must be free too.
  */
-export async function freePort(
-  { from, to } = SPARE_PORTS,
-  alsoFree: (port: number) => number[] = () => [],
-): Promise<number> {
-  for (;;) {
+export async function freePort(range = SPARE_PORTS, alsoFree: (port: number) => number[] = () => []): Promise<number> {
+  const { from, to } = sliceOf(range);
+  for (let attempt = 0; attempt < 1000; attempt++) {
     const port = from + Math.floor(Math.random() * (to - from));
     const ports = [port, ...alsoFree(port)];
     if (ports.some((each) => handedOut.has(each))) continue;
@@ -37,6 +40,16 @@ export async function freePort(
     for (const each of ports) handedOut.add(each);
     return port;
   }
+  throw new Error(`no free port left between ${from} and ${to}`);
+}
+
+/** This process's slice of `range`: all of it outside vitest (the bench). */
+function sliceOf({ from, to }: { from: number; to: number }) {
+  const slot = Number(process.env.VITEST_POOL_ID);
+  if (!Number.isInteger(slot) || slot < 1) return { from, to };
+  const width = Math.floor((to - from) / POOL_SLICES);
+  const start = from + ((slot - 1) % POOL_SLICES) * width;
+  return { from: start, to: start + width };
 }
 
 const portFree = (port: number) =>

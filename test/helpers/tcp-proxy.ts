@@ -1,4 +1,5 @@
 import { createServer, createConnection, type Server, type Socket } from 'node:net';
+import { freePort } from './processes.js';
 
 /**
  * A TCP relay in front of a server (PostgreSQL, say) that a test can cut, as a network partition or a
@@ -9,9 +10,10 @@ export async function tcpProxy(targetPort: number, targetHost = '127.0.0.1') {
   /** Each connection's client side and the upstream it relays to. */
   const relays: Array<[Socket, Socket]> = [];
   let server: Server | null = null;
-  let port = 0;
+  // A spare port, not one the kernel picks: while the relay is cut, a client's reconnection could take an ephemeral one.
+  const port = await freePort();
   const listen = () =>
-    new Promise<void>((resolve) => {
+    new Promise<void>((resolve, reject) => {
       server = createServer((client) => {
         const upstream = createConnection({ port: targetPort, host: targetHost });
         // Either side closing or failing closes the other, as a real connection would end.
@@ -27,10 +29,8 @@ export async function tcpProxy(targetPort: number, targetHost = '127.0.0.1') {
         client.pipe(upstream).pipe(client);
         relays.push([client, upstream]);
       });
-      server.listen(port, '127.0.0.1', () => {
-        port = (server!.address() as { port: number }).port;
-        resolve();
-      });
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => resolve());
     });
   await listen();
   const cut = async () => {

@@ -10,6 +10,8 @@ export type Child = {
   process: ChildProcess;
   /** Throws when the process ended without stop() being called (crash, or a signal from outside). */
   ensureRunning: () => void;
+  /** What it said last on stderr, where that is kept (runEntry); empty otherwise. */
+  lastWords: () => string;
   stop: () => Promise<void>;
 };
 
@@ -94,6 +96,7 @@ export function supervise(child: ChildProcess, file: string, lastWords: () => st
   let stopping = false;
   return {
     process: child,
+    lastWords,
     ensureRunning: () => {
       if (!stopping && (child.exitCode !== null || child.signalCode !== null)) {
         throw new Error(`${file} ended unexpectedly (exit code ${child.exitCode}, signal ${child.signalCode})\n${lastWords()}`);
@@ -117,19 +120,23 @@ export function httpAnswerComplete(text: string): boolean {
   return split !== -1 && length !== undefined && text.length - split - 4 >= Number(length);
 }
 
-/** Waits until `url` answers 200, failing early when the child dies. */
+/**
+ * Waits until `url` answers 200, failing early when the child dies. A child that lives but never answers fails with
+ * the last answer (or connection error) seen and what the child said last.
+ */
 export async function waitForHttp(url: string, child: Child, timeoutMs = 60_000, init: RequestInit = {}): Promise<void> {
   const deadline = Date.now() + timeoutMs;
+  let last = 'no attempt';
   while (Date.now() < deadline) {
     child.ensureRunning();
     const ok = await fetch(url, init).then(
-      (r) => r.ok,
-      () => false,
+      (r) => ((last = `status ${r.status}`), r.ok),
+      (err: Error & { cause?: { code?: string } }) => ((last = err.cause?.code ?? err.message), false),
     );
     if (ok) return;
     await sleep(100);
   }
-  throw new Error(`${url} did not answer within ${timeoutMs} ms`);
+  throw new Error(`${url} did not answer within ${timeoutMs} ms (last: ${last})\n${child.lastWords()}`);
 }
 
 /** The METRICS_TOKEN of every service a test starts (C16). */

@@ -205,7 +205,7 @@ describe('stopping (C20)', () => {
     npm.stdout!.resume();
     const exit = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)));
     try {
-      const running = { process: npm, stop: async () => {}, ensureRunning: () => expect(npm.exitCode, stderr).toBeNull() };
+      const running = { process: npm, stop: async () => {}, ensureRunning: () => expect(npm.exitCode, stderr).toBeNull(), lastWords: () => stderr.slice(-4000) };
       await waitForHttp(`http://127.0.0.1:${env.PORT}/health`, running);
       const upload = stalledUpload(Number(env.PORT));
       await sleep(300);

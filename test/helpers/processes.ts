@@ -206,6 +206,10 @@ export async function runWorkerProcess(env: Record<string, string>): Promise<Run
   const worker = runEntry('workers/main.ts', { METRICS_TOKEN: TEST_METRICS_TOKEN, ...env, WORKER_METRICS_PORT: String(metricsPort) });
   const token = { Authorization: `Bearer ${env.METRICS_TOKEN ?? TEST_METRICS_TOKEN}` };
   const metricsUrl = `http://127.0.0.1:${metricsPort}`;
-  await waitForHttp(`${metricsUrl}/metrics`, worker, undefined, { headers: token });
+  // A worker that never comes up is stopped, not left running behind the failure.
+  await waitForHttp(`${metricsUrl}/metrics`, worker, undefined, { headers: token }).catch(async (err: unknown) => {
+    await worker.stop();
+    throw err;
+  });
   return { ...worker, metricsUrl };
 }

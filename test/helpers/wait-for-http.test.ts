@@ -1,24 +1,17 @@
-import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { freePort, supervise, waitForHttp } from './processes.js';
+import { freePort, runEntry, waitForHttp } from './processes.js';
 
 /** A child that lives and says something on stderr, but serves nothing. */
-function silentChild() {
-  const child = spawn(process.execPath, ['-e', "process.stderr.write('still migrating the database\\n'); setInterval(() => {}, 1000)"], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.on('data', (chunk) => (stderr += chunk));
-  return { child: supervise(child, 'silent child', () => stderr), said: () => stderr };
-}
+const silentChild = () =>
+  runEntry('-e', {}, { compiled: true, args: ["process.stderr.write('still migrating the database\\n'); setInterval(() => {}, 1000)"] });
 
 describe('waiting for a child process to answer', () => {
   it('fails, when the child lives but nothing listens, with the connection error and what the child said last', async () => {
-    const { child, said } = silentChild();
+    const child = silentChild();
     try {
-      while (!said()) await new Promise((resolve) => setTimeout(resolve, 20));
+      while (!child.stderr()) await new Promise((resolve) => setTimeout(resolve, 20));
       const port = await freePort();
       await expect(waitForHttp(`http://127.0.0.1:${port}/ready`, child, 600)).rejects.toThrow(
         /did not answer within 600 ms \(last: ECONNREFUSED\)\nstill migrating the database/,
@@ -29,7 +22,7 @@ describe('waiting for a child process to answer', () => {
   });
 
   it('fails, when the answer is never a 200, with the last status', async () => {
-    const { child } = silentChild();
+    const child = silentChild();
     const server = createServer((_req, res) => res.writeHead(503).end()).listen(await freePort(), '127.0.0.1');
     await once(server, 'listening');
     try {

@@ -4,7 +4,7 @@ import { createConnection } from 'node:net';
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
 import { entryPointsOnOwnDatabase } from '../helpers/entry.js';
-import { httpAnswerComplete, ROOT, sleep, waitForHttp } from '../helpers/processes.js';
+import { httpAnswerComplete, ROOT, sleep, supervise, waitForHttp } from '../helpers/processes.js';
 import { ownRedis } from '../helpers/redis-server.js';
 
 /**
@@ -205,8 +205,7 @@ describe('stopping (C20)', () => {
     npm.stdout!.resume();
     const exit = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)));
     try {
-      const running = { process: npm, stop: async () => {}, ensureRunning: () => expect(npm.exitCode, stderr).toBeNull(), lastWords: () => stderr.slice(-4000) };
-      await waitForHttp(`http://127.0.0.1:${env.PORT}/health`, running);
+      await waitForHttp(`http://127.0.0.1:${env.PORT}/health`, supervise(npm, 'npm start', () => stderr.slice(-4000)));
       const upload = stalledUpload(Number(env.PORT));
       await sleep(300);
       process.kill(-npm.pid!, 'SIGINT');

@@ -354,6 +354,11 @@ export const topUpServices = pgTable(
     topUpId: integer('top_up_id')
       .notNull()
       .references(() => topUps.id),
+    /**
+     * When an operator last set the service's routes (C22): from then on an empty list means the operator fulfils its
+     * orders by hand; a service never given routes has the TOPUP_PROVIDER provider as its one implicit route.
+     */
+    routesSetAt: ts('routes_set_at'),
   },
   (t) => [
     index('top_up_services_top_up_idx').on(t.topUpId),

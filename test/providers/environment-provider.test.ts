@@ -1,6 +1,6 @@
 /**
  * C22 as amended, one delivery path: the TOPUP_PROVIDER=http provider is a provider row, written at every start from
- * TOPUP_PROVIDER_URL and TOPUP_PROVIDER_SECRET. A service without routes goes to it; its attempts are recorded, settled
+ * TOPUP_PROVIDER_URL and TOPUP_PROVIDER_SECRET. A service never given routes goes to it (one set to [] waits for an operator); its attempts are recorded, settled
  * and shown as any provider's; an order it may have delivered is never sent to a route added later.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -41,10 +41,11 @@ const environmentProvider = async () => (await providers()).find((p) => p.from_e
 const shown = async (utr: string): Promise<Json> => (await expectJson(await admin('GET', `/orders/${utr}`), 200)).message;
 const outcomes = (view: Json) => (view.attempts as Json[]).map((attempt) => `${attempt.provider}:${attempt.outcome}`);
 
-/** An accepted order of a new service without routes, handed to the fulfilment queue. */
-async function order() {
+/** An accepted order of a new service (without routes, unless `routes` sets them first), handed to the fulfilment queue. */
+async function order(routes?: unknown[]) {
   const topUp = await createTopUp(app.services.db, { services: [{ price: '6.00' }] });
   const serviceId = topUp.services[0]!.id;
+  if (routes) await expectJson(await admin('PUT', `/top-up-services/${serviceId}/routes`, routes), 200);
   const placed = await createOrder(app.services.db, { accountId, topUpId: topUp.id, serviceId, unitPrice: '6.00', informations: { 'Player id': '777' } });
   await app.services.queues.fulfilment.add('fulfil', { orderId: placed.id, utr: placed.utr }, { jobId: placed.utr });
   return { utr: placed.utr, serviceId };
@@ -76,6 +77,16 @@ describe('the TOPUP_PROVIDER=http provider', () => {
     expect(outcomes(view)).toEqual(['TOPUP_PROVIDER:completed']);
     expect(view.attempts[0]).toMatchObject({ product_code: String(serviceId), base_url: fromEnvironment.url });
     expect(fromEnvironment.ledger.get(utr)).toMatchObject({ deliveries: 1, fields: { 'Player id': '777' }, productCode: String(serviceId) });
+  });
+
+  it('is not the route of a service whose routes an operator set to []: its orders wait for the operator', async () => {
+    const { utr } = await order([]);
+    const view = await waitFor('the order to wait for an operator', async () => {
+      const current = await shown(utr);
+      return current.awaiting_operator_since !== null && current;
+    });
+    expect(view).toMatchObject({ status: 0, delivery: 'with_operator', attempts: [] });
+    expect(fromEnvironment.ledger.has(utr)).toBe(false);
   });
 
   it('never sends an order it may have delivered to a route added meanwhile (one delivery path)', async () => {

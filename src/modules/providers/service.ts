@@ -169,6 +169,7 @@ export async function setRoutes(db: Db, topUpServiceId: number, routes: RouteInp
     ]);
     if (problems.length) throw validationError(problems);
     await tx.execute(sql`delete from top_up_routes where top_up_service_id = ${topUpServiceId}`);
+    await tx.execute(sql`update top_up_services set routes_set_at = now() where id = ${topUpServiceId}`);
     for (const [position, route] of routes.entries()) {
       await tx.execute(sql`
         insert into top_up_routes (top_up_service_id, position, provider_id, product_code, cost, destination)

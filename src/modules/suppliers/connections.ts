@@ -41,8 +41,9 @@ export const connectionOf = (provider: ProviderRow, codeKey: Buffer): SupplierAd
 export type Route = ProviderRow & { product_code: string; cost: string | null; destination: string | null; circuit_open: boolean };
 
 /**
- * The routes of a service in priority order; a service without routes has the TOPUP_PROVIDER=http provider as its one
- * route (its product code the service's id), while that provider is active.
+ * The routes of a service in priority order; a service never given routes has the TOPUP_PROVIDER=http provider as its
+ * one route (its product code the service's id), while that provider is active. Routes set to `[]` by an operator
+ * leave none: its orders wait for the operator (C22).
  */
 export const routesOf = (db: DbOrTx, topUpServiceId: number) =>
   db.execute<Route>(sql`
@@ -54,6 +55,7 @@ export const routesOf = (db: DbOrTx, topUpServiceId: number) =>
     from providers p
     where p.from_environment and p.status = 'active'
       and not exists (select 1 from top_up_routes r where r.top_up_service_id = ${topUpServiceId})
+      and not exists (select 1 from top_up_services s where s.id = ${topUpServiceId} and s.routes_set_at is not null)
     order by position`);
 
 /** A route new orders may go to: its provider active and its circuit closed. */

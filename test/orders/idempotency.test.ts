@@ -102,6 +102,29 @@ describe('Idempotency-Key (C15)', () => {
     expect(await counts(keys.id)).toMatchObject({ orders: 1, debits: 1 });
   });
 
+  it('answers a repeated top-up order with its first order after its form or its sale changed, the player check asked for or not', async () => {
+    const { keys, api } = await buyer(app, '100.00');
+    const field = (name: string, label: string) => ({ field_name: name, field_value: label, field_type: 'text', field_placeholder: label });
+    const topUp = await createTopUp(app.services.db, { orderFields: [field('User_Id', 'User id')] });
+    const body = { topUpId: topUp.id, serviceId: topUp.services[0]!.id, User_Id: 12345 };
+    const headers = { 'Idempotency-Key': 'top-up-before-changes' };
+    const first = await expectJson(await api.postJson('/api/top-up/make-order', body, headers), 200);
+    // The field renamed, a required field added, then the service taken off sale: each repeat still gets the first order.
+    const form = (fields: unknown[]) => app.services.sql`update top_ups set order_information = ${JSON.stringify(fields)}::jsonb where id = ${topUp.id}`;
+    await form([field('User_Id', 'Player id')]);
+    expect(await expectJson(await api.postJson('/api/top-up/make-order', body, headers), 200)).toEqual(first);
+    await form([field('User_Id', 'Player id'), field('Zone_Id', 'Zone id')]);
+    expect(await expectJson(await api.postJson('/api/top-up/make-order', { ...body, check_player: true }, headers), 200)).toEqual(first);
+    await app.services.sql`update top_up_services set status = 0 where id = ${body.serviceId}`;
+    expect(await expectJson(await api.postForm('/api/top-up/make-order', { topUpId: String(body.topUpId), serviceId: String(body.serviceId), User_Id: '12345' }, headers), 200)).toEqual(first);
+    // Another request under the key is still refused, and a new key meets today's catalog.
+    await expectFailure(await api.postJson('/api/top-up/make-order', { ...body, User_Id: 99 }, headers), 409);
+    expect(await expectFailure(await api.postJson('/api/top-up/make-order', body, { 'Idempotency-Key': 'top-up-after-changes' }), 422)).toContain(
+      'The selected service id is invalid.',
+    );
+    expect(await counts(keys.id)).toEqual({ orders: 1, debits: 1, balance: '90.00' });
+  });
+
   it('never places two orders for concurrent repeats', async () => {
     const { keys, api } = await buyer(app, '1000.00');
     const card = await createCard(app.services.db);

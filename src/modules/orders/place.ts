@@ -6,7 +6,7 @@ import { validationError } from '../../core/errors.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Metrics } from '../../lib/metrics.js';
 import { moneyText } from '../../lib/money.js';
-import { checkTopUpOrder, mergeCardLines, newUtr, placeOrder, requestDigest, type CardLineRequest, type Idempotency } from './service.js';
+import { checkTopUpOrder, mergeCardLines, newUtr, placeOrder, replayedOrder, requestDigest, type CardLineRequest, type Idempotency } from './service.js';
 
 /**
  * What placing an order needs: the database, and a way to hand a placed order to fulfilment. The order is
@@ -75,6 +75,23 @@ export async function placeCardOrder(
   return { utr: placed.utr };
 }
 
+/** Body fields that are not order-form values: the ids, and the price guard and player check (claimed apart or not at all). */
+const NOT_FORM_VALUES = new Set(['topUpId', 'serviceId', 'max_price', 'check_player']);
+
+/**
+ * What a top-up request asks for, as the client sent it (C15's "same body"): its ids and its form values by field
+ * name, numbers as text. Nothing read from the catalog, so a repeat digests the same after the form has changed.
+ */
+const topUpRequest = ({ topUpId, serviceId, fields }: { topUpId: number; serviceId: number; fields: Record<string, unknown> }) => ({
+  topUpId,
+  serviceId,
+  values: Object.fromEntries(
+    Object.entries(fields)
+      .filter(([name]) => !NOT_FORM_VALUES.has(name))
+      .map(([name, value]) => [name, typeof value === 'number' ? String(value) : value]),
+  ),
+});
+
 /** The 422 of an order whose player the provider does not know, with the provider's reason when it gave one. */
 const playerRefusal = (reason: string | undefined) =>
   `The player check found no player for these fields${reason ? `: ${reason.replace(/[.\s]+$/, '')}` : ''}.`;
@@ -94,6 +111,10 @@ export async function placeTopUpOrder(
     checkPlayer: boolean;
   },
 ): Promise<{ utr: string }> {
+  const claim = idempotency(input.idempotencyKey, 'top-up/make-order', topUpRequest(input), input.maxPrice);
+  // C15: a repeat gets its first answer before the catalog (which may have changed since) or a provider is asked.
+  const kept = claim && (await replayedOrder(deps.db, input.accountId, input.livemode, claim));
+  if (kept) return { utr: kept.utr };
   const { informations, fields } = await checkTopUpOrder(deps.db, input);
   if (input.checkPlayer) {
     const player = await deps.lookUpPlayer(input.serviceId, fields);
@@ -107,7 +128,7 @@ export async function placeTopUpOrder(
     informations,
     fields,
     lines: [{ serviceId: input.serviceId, quantity: 1 }],
-    idempotency: idempotency(input.idempotencyKey, 'top-up/make-order', { topUpId: input.topUpId, serviceId: input.serviceId, informations }, input.maxPrice),
+    idempotency: claim,
     maxPrice: input.maxPrice,
     livemode: input.livemode,
   });

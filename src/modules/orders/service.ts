@@ -113,7 +113,8 @@ export type PlaceOrder = {
  * A new order, or the first order placed under the same Idempotency-Key for the same request (C15), or nothing
  * written because a service is not on sale (inactive, of a product off sale, not of the top-up ordered).
  */
-export type Placed = { kind: 'placed'; orderId: number; utr: string } | { kind: 'replayed'; utr: string } | { kind: 'unorderable' };
+type Replayed = { kind: 'replayed'; utr: string };
+export type Placed = { kind: 'placed'; orderId: number; utr: string } | Replayed | { kind: 'unorderable' };
 
 /** Digest of a canonical form of a request: keys sorted at every level, so encodings and key order do not matter. */
 export function requestDigest(endpoint: string, request: unknown): Buffer {
@@ -265,6 +266,16 @@ const placementStatements = {
  */
 const TEST_KEY_PREFIX = 'test\n';
 
+const inMode = (idem: Idempotency, livemode: boolean): Idempotency => (livemode ? idem : { ...idem, key: `${TEST_KEY_PREFIX}${idem.key}` });
+
+/**
+ * C15: the answer already given under this Idempotency-Key of the account (in its mode), or null when the key is new
+ * (409 for another request, or while the first is still running). For a check that must not stand between a repeat
+ * and its first answer; the placement statement's claim still settles two requests that race.
+ */
+export const replayedOrder = (db: DbOrTx, accountId: number, livemode: boolean, idem: Idempotency): Promise<Replayed | null> =>
+  keptAnswer(db, accountId, inMode(idem, livemode));
+
 /**
  * Places an order in ONE statement (one round trip, one implicit transaction): check that every service is on
  * sale, claim the Idempotency-Key, reserve campaign units, price every line, debit the balance with its ledger row,
@@ -281,7 +292,7 @@ const TEST_KEY_PREFIX = 'test\n';
  */
 export async function placeOrder(db: DbOrTx, input: PlaceOrder): Promise<Placed> {
   const livemode = input.livemode ?? true;
-  const idem = input.idempotency && !livemode ? { ...input.idempotency, key: `${TEST_KEY_PREFIX}${input.idempotency.key}` } : input.idempotency;
+  const idem = input.idempotency && inMode(input.idempotency, livemode);
   const values: Record<PlacementValue, unknown> = {
     lines: JSON.stringify(input.lines.map((l, pos) => ({ pos, service_id: l.serviceId, qty: l.quantity }))),
     accountId: input.accountId,
@@ -325,7 +336,7 @@ export async function placeOrder(db: DbOrTx, input: PlaceOrder): Promise<Placed>
  * The answer kept under an Idempotency-Key used in the last 24 hours: the first order for the same request, 409 for a
  * different one, 409 while its first request is still running; null when the key was not used (or too long ago).
  */
-async function keptAnswer(db: DbOrTx, accountId: number, idem: Idempotency): Promise<Placed | null> {
+async function keptAnswer(db: DbOrTx, accountId: number, idem: Idempotency): Promise<Replayed | null> {
   const [row] = await db
     .select()
     .from(idempotencyKeys)

@@ -218,6 +218,28 @@ describe('account currencies', () => {
     expect((await cardServices(api, card.id))[0]!.price).toBe(3.68);
   });
 
+  it("an open test order locks the currency too; the change closes the test balance in the old currency and opens it in the new", async () => {
+    const card = await createCard(app.services.db, { services: [{ price: '4.00' }] });
+    const { id } = await account({ balance: '0.00' });
+    const testKey = await ok(admin('POST', `/accounts/${id}/keys`, { mode: 'test' }));
+    const test = client(app, await tokenFor(app, { publicKey: testKey.public_key as string, secretKey: testKey.secret_key as string }));
+    const utr = await buyCards(test, [[card.services[0]!.id, 1]]);
+    expect(await expectFailure(await admin('PATCH', `/accounts/${id}`, { currency: 'EUR' }), 409)).toMatch(/no order in progress/);
+    await ok(admin('POST', `/orders/${utr}/refund`, { reason: 'test' }));
+    expect((await row('accounts', { id })).test_balance).toBe('1000.00');
+
+    await ok(admin('PATCH', `/accounts/${id}`, { currency: 'EUR' }));
+    expect((await row('accounts', { id })).test_balance).toBe('1000.00');
+    const statement = (await ok(test.get('/api/account/statement'))).data as Json[];
+    expect(statement.slice(0, 2).map((e) => [e.amount, e.balance_after, e.currency])).toEqual([
+      ['1000.00', '1000.00', 'EUR'],
+      ['-1000.00', '0.00', 'USD'],
+    ]);
+    // The test order's price is in euros now, paid from the reopened euros.
+    await buyCards(test, [[card.services[0]!.id, 1]]);
+    expect((await row('accounts', { id })).test_balance).toBe('996.32');
+  });
+
   it('the webhook event of an order in another currency carries the rate; one in the store currency does not', async () => {
     const card = await createCard(app.services.db, { services: [{ price: '5.00' }] });
     for (const currency of ['EUR', 'USD']) {

@@ -104,7 +104,7 @@ describe('Idempotency-Key (C15)', () => {
 
   it('answers a repeated top-up order with its first order after its form or its sale changed, the player check asked for or not', async () => {
     const { keys, api } = await buyer(app, '100.00');
-    const field = (name: string, label: string) => ({ field_name: name, field_value: label, field_type: 'text', field_placeholder: label });
+    const field = (name: string, label: string) => ({ field_name: name, field_value: label, field_type: 'text' as const, field_placeholder: label, field_note: '' });
     const topUp = await createTopUp(app.services.db, { orderFields: [field('User_Id', 'User id')] });
     const body = { topUpId: topUp.id, serviceId: topUp.services[0]!.id, User_Id: 12345 };
     const headers = { 'Idempotency-Key': 'top-up-before-changes' };

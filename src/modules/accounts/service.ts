@@ -5,6 +5,40 @@ import { notFound } from '../../core/errors.js';
 import { randomSecret, sha256 } from '../../lib/crypto.js';
 import { fromCents, MAX_MONEY, toCents } from '../../lib/money.js';
 
+/** C25: the test balance an account's first test token opens, in the account's currency. */
+export const TEST_BALANCE_OPENING = '1000.00';
+
+/**
+ * C25: the first test token of an account opens its test balance at TEST_BALANCE_OPENING, with the test statement's
+ * first entry; later ones find it open (the row lock makes two first tokens open it once).
+ */
+export async function openTestBalance(db: DbOrTx, accountId: number): Promise<void> {
+  await db.execute(sql`
+    with opened as (
+      update ${accounts} set test_balance = ${TEST_BALANCE_OPENING}::numeric, updated_at = now()
+      where id = ${accountId} and test_balance is null
+      returning id, test_balance, currency
+    )
+    insert into ${balanceLedger} (account_id, amount, balance_after, kind, currency, reason, livemode)
+    select id, test_balance, test_balance, 'deposit', currency, 'test balance opened', false from opened`);
+}
+
+/**
+ * C25: closes an account's test balance, if open, with an entry taking it to 0 in the currency it was kept in; true
+ * when one was open. For a change of currency, after which it is opened again in the new one.
+ */
+export async function closeTestBalance(db: DbOrTx, accountId: number, reason: string): Promise<boolean> {
+  const closed = await db.execute(sql`
+    with old as (select id, test_balance as was, currency from ${accounts} where id = ${accountId} and test_balance is not null),
+    closed as (update ${accounts} a set test_balance = null, updated_at = now() from old where a.id = old.id returning a.id),
+    entry as (
+      insert into ${balanceLedger} (account_id, amount, balance_after, kind, currency, reason, livemode)
+      select old.id, -old.was, 0, 'adjustment', old.currency, ${reason}, false from old where old.was <> 0
+    )
+    select id from closed`);
+  return closed.length > 0;
+}
+
 export type NewAccount = {
   firstname: string;
   lastname: string;

@@ -4,9 +4,7 @@ import { accountKeys, accounts, authTokens, type KeyMode, type KeyScope } from '
 import { matchesDigest, randomSecret, sha256 } from '../../lib/crypto.js';
 import type { Caller } from '../../core/caller.js';
 import { compileAllowList, type AllowList } from '../../lib/allow-list.js';
-
-/** What an account's test balance holds at its first test token (C25), in the account's currency. */
-export const TEST_BALANCE_OPENING = '1000.00';
+import { openTestBalance } from '../accounts/service.js';
 
 /** What an exchange found: a token, a wrong secret for a key that exists, or no such (live) key. */
 export type Exchange =
@@ -55,21 +53,6 @@ export async function exchangeKeyPair(db: Db, publicKey: string, secretKey: stri
     key.mode === 'test' ? openTestBalance(db, key.account_id) : null,
   ]);
   return { token, expiresAt: row!.expiresAt };
-}
-
-/**
- * C25: the first test token of an account opens its test balance at TEST_BALANCE_OPENING, with the test statement's
- * first entry; later ones find it open (the row lock makes two first tokens open it once).
- */
-async function openTestBalance(db: Db, accountId: number): Promise<void> {
-  await db.execute(sql`
-    with opened as (
-      update ${accounts} set test_balance = ${TEST_BALANCE_OPENING}::numeric, updated_at = now()
-      where id = ${accountId} and test_balance is null
-      returning id, test_balance, currency
-    )
-    insert into balance_ledger (account_id, amount, balance_after, kind, currency, reason, livemode)
-    select id, test_balance, test_balance, 'deposit', currency, 'test balance opened', false from opened`);
 }
 
 /**

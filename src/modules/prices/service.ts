@@ -7,6 +7,7 @@ import type { Config } from '../../core/env.js';
 import { AppError, notFound, validationError } from '../../core/errors.js';
 import { fromCents, toCents } from '../../lib/money.js';
 import { ORDER_STATUS } from '../order-state/state.js';
+import { closeTestBalance, openTestBalance } from '../accounts/service.js';
 import { CATALOG_PRICES, priceKey, type PriceView } from './account-price.js';
 
 // ───────────────────────────── price tiers ─────────────────────────────
@@ -143,8 +144,9 @@ export async function listCurrencies(db: DbOrTx, config: Config): Promise<Curren
 // ───────────────────────────── an account's prices ─────────────────────────────
 
 /**
- * C24: moves an account to a tier (or none) and, while its balance is 0 and no order of it is still open (a refund
- * credits the currency it debited), to another currency the store has a rate for. Entries of its ledger written
+ * C24: moves an account to a tier (or none) and, while its balance is 0 and no order of it, live or test, is still open
+ * (a refund credits the currency it debited), to another currency the store has a rate for; an open test balance is
+ * opened again in it (C25). Entries of its ledger written
  * before entries kept their currency are given the old one first, so its statement stays true.
  */
 export async function changeAccountPrices(
@@ -179,11 +181,13 @@ export async function changeAccountPrices(
       const [open] = await tx
         .select({ n: count() })
         .from(orders)
-        // Live orders only: a test order's refund goes to the test balance (C25), whose money is not real.
-        .where(and(eq(orders.accountId, accountId), eq(orders.livemode, true), inArray(orders.status, [ORDER_STATUS.initiate, ORDER_STATUS.stock_short])));
+        // Test orders too: a test order's refund goes back to the test balance (C25), which moves to the new currency.
+        .where(and(eq(orders.accountId, accountId), inArray(orders.status, [ORDER_STATUS.initiate, ORDER_STATUS.stock_short])));
       if (toCents(account.balance) !== 0 || open!.n > 0) throw new AppError('currency_locked');
       await tx.update(balanceLedger).set({ currency: account.currency }).where(and(eq(balanceLedger.accountId, accountId), isNull(balanceLedger.currency)));
     }
+    // Play money has no rate: the test balance is closed in the old currency and opened again in the new one.
+    const reopenTestBalance = newCurrency !== null && (await closeTestBalance(tx, accountId, `test balance closed: the account moved to ${newCurrency}`));
     const [row] = await tx
       .update(accounts)
       .set({
@@ -193,6 +197,7 @@ export async function changeAccountPrices(
       })
       .where(eq(accounts.id, accountId))
       .returning({ priceTierId: accounts.priceTierId, currency: accounts.currency, currencySymbol: accounts.currencySymbol });
+    if (reopenTestBalance) await openTestBalance(tx, accountId);
     return row!;
   });
 }

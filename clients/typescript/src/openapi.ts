@@ -14590,7 +14590,8 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: number;
+                /** @description The provider's id (GET /admin/providers) */
+                id: string;
             };
             cookie?: never;
         };

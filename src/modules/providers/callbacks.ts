@@ -19,11 +19,11 @@ export type CallbackResult = { reference: string; outcome: string; result: 'appl
  * only settle that attempt, through the delivery state machine: idempotent (a second callback finds it settled) and
  * safe out of order (a `pending` after a `completed` changes nothing). A refusal hands the order to its next route
  * through a job, never in this request. An unknown provider is refused exactly as a bad signature is (401), so that
- * provider ids cannot be told apart from outside.
+ * provider ids cannot be told apart from outside (`providerId` null: an id no provider can have).
  */
-export async function receiveCallback(deps: CallbackDeps, providerId: number, request: CallbackRequest): Promise<CallbackResult> {
+export async function receiveCallback(deps: CallbackDeps, providerId: number | null, request: CallbackRequest): Promise<CallbackResult> {
   const { db, logger } = deps;
-  const [provider] = await providerRows(db, sql`p.id = ${providerId}`);
+  const [provider] = providerId === null ? [] : await providerRows(db, sql`p.id = ${providerId}`);
   const report = provider ? connectionOf(provider, deps.codeKey).verifyCallback(request) : null;
   if (!provider || !report) throw new AppError('bad_signature');
   const [attempt] = await db.execute<{ id: number; outcome: AttemptOutcome; utr: string }>(sql`

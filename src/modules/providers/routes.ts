@@ -10,7 +10,7 @@ import { requestLogger } from '../../http/request-log.js';
 import { scheduleRoutingStep } from '../../queues/index.js';
 import { adminOnly } from '../../http/admin-guard.js';
 import { UtrParam } from '../../http/fields.js';
-import { idParam } from '../../http/validation.js';
+import { id, idParam } from '../../http/validation.js';
 import { statusObserver } from '../order-state/events.js';
 import { receiveCallback } from './callbacks.js';
 import { settleAttemptForOperator } from '../fulfilment/index.js';
@@ -98,6 +98,9 @@ export function providerAdminRoutes() {
   return router;
 }
 
+/** The callback's provider id: any text, so that one that is no provider's id is answered as a bad signature (C22). */
+const CallbackParams = z.object({ id: z.string().openapi({ example: '3', description: "The provider's id (GET /admin/providers)" }) });
+
 /**
  * A provider's signed callback about an order sent to it (C22): no token, the signature is the credential. Refused
  * callbacks count against their client address as failed token requests do (AUTH_FAILURES_PER_IP per
@@ -113,7 +116,7 @@ export function providerCallbackRoutes({ limiter, config }: Services) {
       tag: 'Providers',
       summary: "A provider's signed status callback",
       description: "The body is the provider's protocol's (http: `{reference, status, provider_reference?, reason?}` signed with X-Signature and X-Timestamp); it can only settle an order sent to that provider.",
-      params: idParam('provider'),
+      params: CallbackParams,
       ok: CallbackAccepted,
       errors: [401, 404, 429],
     }),
@@ -129,7 +132,9 @@ export function providerCallbackRoutes({ limiter, config }: Services) {
         codeKey: services.config.codeEncryptionKey,
         scheduleStep: scheduleRoutingStep(services.queues),
       };
-      const result = await receiveCallback(deps, c.req.valid('param').id, { headers: c.req.raw.headers, body: await c.req.text() }).catch(async (err: unknown) => {
+      // C22: an id that is no provider's, whatever its form, is refused as a bad signature is.
+      const providerId = id().safeParse(c.req.valid('param').id).data ?? null;
+      const result = await receiveCallback(deps, providerId, { headers: c.req.raw.headers, body: await c.req.text() }).catch(async (err: unknown) => {
         if (err instanceof AppError && err.code === 'bad_signature') await consumeAll(checks);
         throw err;
       });

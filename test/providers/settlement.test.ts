@@ -79,9 +79,9 @@ const timeOfDay = (iso: string) => iso.slice(11, 19);
 
 describe('an open attempt blocks the operator', () => {
   it('refund and completion are refused while A may still deliver, naming A and when it was sent; nothing is written', async () => {
-    const { utr, startedAt } = await pendingAtA();
+    const { utr, attemptId, startedAt } = await pendingAtA();
     const before = await writes(utr);
-    const message = `The order has an open attempt with provider "Supplier A" (sent ${timeOfDay(startedAt)}); settle it first.`;
+    const message = `The order has open attempt ${attemptId} with provider "Supplier A" (sent ${timeOfDay(startedAt)}); settle it first.`;
     expect(await expectFailure(await admin('POST', `/orders/${utr}/refund`, { reason: 'customer asked' }), 409)).toBe(message);
     expect(await expectFailure(await admin('POST', `/orders/${utr}/complete`, { note: 'credited by hand' }), 409)).toBe(message);
     expect(await writes(utr)).toEqual(before);
@@ -144,7 +144,7 @@ describe('an open attempt blocks the operator', () => {
       return shown.delivery === 'supplier_overdue' && shown;
     });
     expect(view.note).toContain('Supplier A has not settled the order in 24 h');
-    expect(await expectFailure(await admin('POST', `/orders/${utr}/refund`, { reason: 'too slow' }), 409)).toMatch(/^The order has an open attempt with provider "Supplier A" \(sent \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\); settle it first\.$/);
+    expect(await expectFailure(await admin('POST', `/orders/${utr}/refund`, { reason: 'too slow' }), 409)).toMatch(new RegExp(`^The order has open attempt ${attemptId} with provider "Supplier A" \\(sent \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d\\); settle it first\\.$`));
     await expectJson(await admin('POST', `/orders/${utr}/attempts/${attemptId}/settle`, { outcome: 'refused', reason: 'A gave up on it' }), 200);
     const done = await settled(utr);
     expect(done).toMatchObject({ status: 1, awaiting_operator_since: null });

@@ -101,8 +101,9 @@ function sentAt(startedAt: string, now: Date = new Date()): string {
 }
 
 /**
- * Refuses a move the table does not allow (409), saying why: an open attempt names its provider and when it was sent
- * (`The order has an open attempt with provider "Upstream store" (sent 12:04:31); settle it first.`); a finished order
+ * Refuses a move the table does not allow (409), saying why: an open attempt is named with its id (the one to settle),
+ * provider and when it was sent (`The order has open attempt 42 with provider "Upstream store" (sent 12:04:31); settle it
+ * first.`); a finished order
  * is refused as C8 refuses it. Operators' moves go through here, so the messages are the same everywhere.
  */
 export function ensureMove(delivery: Delivery, move: DeliveryMove): void {
@@ -113,8 +114,8 @@ export function ensureMove(delivery: Delivery, move: DeliveryMove): void {
     ensureTransition(delivery.status, to === 'refunded' ? ORDER_STATUS.refund : to === 'delivered' ? ORDER_STATUS.completed : delivery.status);
   }
   if (delivery.open) {
-    const { provider, started_at } = delivery.open;
-    throw new AppError('invalid_transition', `The order has an open attempt with provider ${JSON.stringify(provider)} (sent ${sentAt(started_at)}); settle it first.`);
+    const { id, provider, started_at } = delivery.open;
+    throw new AppError('invalid_transition', `The order has open attempt ${id} with provider ${JSON.stringify(provider)} (sent ${sentAt(started_at)}); settle it first.`);
   }
   throw new AppError('invalid_transition', 'The order has no open attempt with a provider.');
 }

@@ -33,7 +33,7 @@ describe('keys as a resource', () => {
     const [first] = (await ok(admin('GET', `/accounts/${account.id}/keys`))) as Json[];
     expect(first).toMatchObject({ public_key: account.publicKey, mode: 'live', scope: 'full', last_used_at: null, revoked_at: null });
 
-    const issued = await ok(admin('POST', `/accounts/${account.id}/keys`, {}));
+    const issued = await ok(admin('POST', `/accounts/${account.id}/keys`, { mode: 'live' }));
     expect(issued).toEqual({ public_key: expect.stringMatching(/^pk_/), secret_key: expect.stringMatching(/^sk_/), mode: 'live', scope: 'full' });
     await tokenOf(issued.public_key, issued.secret_key);
     const listed = (await ok(admin('GET', `/accounts/${account.id}/keys`))) as Json[];
@@ -95,7 +95,7 @@ describe('keys as a resource', () => {
 describe('read-scope keys (C26)', () => {
   it('read: catalog, orders, statement and webhooks list; any write is a 403 that writes nothing', async () => {
     const account = await createTestAccount(app);
-    const reader = await ok(admin('POST', `/accounts/${account.id}/keys`, { scope: 'read' }));
+    const reader = await ok(admin('POST', `/accounts/${account.id}/keys`, { mode: 'live', scope: 'read' }));
     expect(reader.scope).toBe('read');
     const token = await tokenOf(reader.public_key, reader.secret_key);
     for (const path of ['/api/get-category', '/api/get-card/orders', '/api/account/statement', '/api/webhooks']) await expectJson(await get(token, path), 200);
@@ -122,13 +122,16 @@ describe('refusals', () => {
     const account = await createTestAccount(app);
     const other = await createTestAccount(app);
     const before = await writes();
-    expect(await expectFailure(await admin('POST', '/accounts/999999/keys', {}), 404)).toBe('No account with id 999999.');
+    expect(await expectFailure(await admin('POST', '/accounts/999999/keys', { mode: 'live' }), 404)).toBe('No account with id 999999.');
     expect(await expectFailure(await admin('GET', '/accounts/999999/keys'), 404)).toBe('No account with id 999999.');
     expect(await expectFailure(await admin('DELETE', `/accounts/${account.id}/keys/pk_nope`), 404)).toBe('No key with the public key "pk_nope".');
     expect(await expectFailure(await admin('POST', `/accounts/${account.id}/keys`, { mode: 'sandbox', scope: 'all' }), 422)).toEqual([
       'The mode field must be live or test.',
       'The scope field must be full or read.',
     ]);
+    // A key that spends real money is never the default: the mode is asked for.
+    expect(await expectFailure(await admin('POST', `/accounts/${account.id}/keys`, {}), 422)).toEqual(['The mode field is required.']);
+    expect(await expectFailure(await admin('POST', `/accounts/${account.id}/keys`, { scope: 'read' }), 422)).toEqual(['The mode field is required.']);
     // Another account's key is not this account's to revoke.
     expect((await admin('DELETE', `/accounts/${account.id}/keys/${other.publicKey}`)).status).toBe(404);
     expect(await writes()).toBe(before);

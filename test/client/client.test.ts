@@ -375,7 +375,7 @@ describe('key scopes, allow-lists and test mode (C25, C26)', () => {
 
   it('a read-only key reads and gets read_only_key on a write', async () => {
     const account = await createTestAccount(app);
-    const issued = await successMessage(admin()('POST', `/accounts/${account.id}/keys`, { scope: 'read' }));
+    const issued = await successMessage(admin()('POST', `/accounts/${account.id}/keys`, { mode: 'live', scope: 'read' }));
     const store = storeClientFor(app, { publicKey: issued.public_key, secretKey: issued.secret_key });
     await store.GET('/api/get-category');
     expect(await kindOf(store.POST('/api/card/make-order', { body: { service_ids: [1], quantities: [1] } }))).toBe('read_only_key');

@@ -42,7 +42,8 @@ describe('operational endpoints (C16)', () => {
     expect(JSON.stringify(cardOrder.requestBody)).toContain('serviceIds');
     // A body whose empty form is refused is required (so generated clients must send one); one of optional fields is not.
     expect(cardOrder.requestBody.required).toBe(true);
-    expect(doc.paths['/admin/accounts/{id}/keys'].post.requestBody.required).toBeUndefined();
+    expect(doc.paths['/admin/accounts/{id}'].patch.requestBody.required).toBeUndefined();
+    expect(doc.paths['/admin/accounts/{id}/keys'].post.requestBody.required).toBe(true);
     expect(Object.keys(doc.paths['/admin/card-services/{id}/codes'].post.requestBody.content)).toContain('text/plain');
     expect(doc.paths['/admin/accounts/{id}/balance'].post.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)).toEqual(['path:id']);
     // C17's events, as the store POSTs them to an endpoint, with the signature that secures them.

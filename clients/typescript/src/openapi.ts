@@ -8410,14 +8410,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
-                    /**
-                     * @default live
-                     * @enum {string}
-                     */
-                    mode?: "live" | "test";
+                    /** @enum {string} */
+                    mode: "live" | "test";
                     /**
                      * @default full
                      * @enum {string}

@@ -47,7 +47,7 @@ export const adminCommands: Record<string, CliCommand> = {
     description: 'Issue a key pair to an account; prints its secret (shown this once)',
     args: [ACCOUNT],
     options: [
-      { name: 'mode', value: '<live|test>', description: 'live (the default) or test' },
+      { name: 'mode', value: '<live|test>', description: 'live or test (required)' },
       { name: 'scope', value: '<full|read>', description: 'full (the default), or read: its tokens may only read' },
     ],
     run: async ({ db }, [id], options) => issueKey(db, Number(id), optionsInput(NewKeyBody, options)),

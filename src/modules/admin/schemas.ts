@@ -40,9 +40,9 @@ export const AccountPatch = z.object({
     }),
 });
 
-/** C25/C26: a new key pair's mode and scope. */
+/** C25/C26: a new key pair's mode (required: a forgotten one must not mint a key that spends real money) and scope. */
 export const NewKeyBody = z.object({
-  mode: z.enum(['live', 'test'], { error: 'must be live or test.' }).default('live'),
+  mode: z.enum(['live', 'test'], { error: 'must be live or test.' }),
   scope: z.enum(['full', 'read'], { error: 'must be full or read.' }).default('full'),
 });
 

@@ -1,6 +1,6 @@
 import { createRoute, OpenAPIHono, z, type Hook } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
-import { AppError, ERRORS, type ErrorCode } from '../core/errors.js';
+import { AppError, ERRORS, validationError, type ErrorCode } from '../core/errors.js';
 import type { AppEnv } from './context.js';
 import { formBody, validationFailure, type InputSource } from './validation.js';
 
@@ -141,6 +141,29 @@ export const renderValidation: Hook<unknown, AppEnv, string, unknown> = (result)
   // The validator hands the hook the input it checked (`data`), also when it failed.
   if (!result.success) throw validationFailure(result.error.issues, (result as { data?: unknown }).data, SOURCES[result.target] ?? 'body');
 };
+
+/**
+ * The hook of a write whose handler also checks fields against the catalog (an unknown product, a service not of the
+ * top-up, an order form's fields). When the request schema refuses the body, `check` judges the fields of the raw
+ * body that the schema accepted, so that the 422 names every failing field at once (spec §7.3, C4), not only those the
+ * schema knows. `check` answers the messages of its own fields; the guard has run, so only a signed-in caller gets here.
+ */
+export function withCatalogChecks<I, P extends string, R>(
+  check: (body: Record<string, unknown>, c: Context<AppEnv>) => Promise<string[]>,
+): Hook<I, AppEnv, P, R> {
+  const hook = async (result: Parameters<Hook<I, AppEnv, P, R>>[0], c: Context<AppEnv, P>): Promise<void> => {
+    if (result.success) return;
+    const source = SOURCES[result.target] ?? 'body';
+    const given = (result as { data?: unknown }).data;
+    const failure = validationFailure(result.error.issues, given, source);
+    if (source !== 'body' || !Array.isArray(failure.errors)) throw failure;
+    const stated = failure.errors;
+    const more = await check(given && typeof given === 'object' ? (given as Record<string, unknown>) : {}, c);
+    throw validationError([...stated, ...more.filter((message) => !stated.includes(message))]);
+  };
+  // OpenAPIHono awaits a hook; its types ask for the route's answer, which this one never gives (it passes or throws).
+  return hook as unknown as Hook<I, AppEnv, P, R>;
+}
 
 /** A router whose routes validate through `renderValidation` (or, for Interface B, a hook of its own). */
 export const contractRouter = (hook: Hook<unknown, AppEnv, string, unknown> = renderValidation) =>

@@ -50,6 +50,30 @@ describe('A6 validation (C4) and refusals', () => {
     ]);
   });
 
+  it('names every failing field at once: the ids the schema refuses and the order form it judges against the top-up (spec §7.3)', async () => {
+    const { api } = await buyer(app);
+    const topUp = await createTopUp(app.services.db, { orderFields });
+    const other = await createTopUp(app.services.db);
+    const before = await footprint();
+    expect(await expectFailure(await api.postJson('/api/top-up/make-order', { topUpId: topUp.id }), 422)).toEqual([
+      'The service id field is required.',
+      'The Player ID field is required.',
+      'The Server field is required.',
+    ]);
+    expect(await expectFailure(await api.postForm('/api/top-up/make-order', { topUpId: String(topUp.id), serviceId: String(other.services[0]!.id), Zone_Name: 'mars', max_price: 'cheap' }), 422)).toEqual([
+      'The max price field must be a number with at most 2 decimals.',
+      'The selected service id is invalid.',
+      'The Player ID field is required.',
+      'The selected Server is invalid.',
+    ]);
+    // The player check reads the same form.
+    expect(await expectFailure(await api.postJson('/api/top-up/check-player', { topUpId: topUp.id, serviceId: 'x', Zone_Name: 'asia' }), 422)).toEqual([
+      'The service id field must be a positive integer.',
+      'The Player ID field is required.',
+    ]);
+    expect(await footprint()).toEqual(before);
+  });
+
   it('refuses unknown, inactive and foreign ids with 422', async () => {
     const { api } = await buyer(app);
     const topUp = await createTopUp(app.services.db, { services: [{}, { status: 0 }] });
@@ -130,6 +154,16 @@ describe('A12 validation (C4, C5) and refusals', () => {
       'The quantities field must be a positive integer.',
     ]);
     expect(await expectFailure(await api.postJson('/api/card/make-order', { service_ids: [id], quantities: [6] }), 422)).toEqual([
+      'The quantities field must not be greater than 5.',
+    ]);
+    // Every failing field at once (spec §7.3): an unknown service beside a quantity past the limit or a field the schema refuses.
+    expect(await expectFailure(await api.postJson('/api/card/make-order', { service_ids: [999_999], quantities: [6] }), 422)).toEqual([
+      'The selected service ids is invalid.',
+      'The quantities field must not be greater than 5.',
+    ]);
+    expect(await expectFailure(await api.postForm('/api/card/make-order', { 'service_ids[]': '999999', 'quantities[]': '6', max_price: 'x' }), 422)).toEqual([
+      'The max price field must be a number with at most 2 decimals.',
+      'The selected service ids is invalid.',
       'The quantities field must not be greater than 5.',
     ]);
     expect(await expectFailure(await api.postJson('/api/card/make-order', { service_ids: [id, id], quantities: [1] }), 422)).toEqual([

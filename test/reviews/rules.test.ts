@@ -28,8 +28,14 @@ describe('validation (422) before business rules', () => {
       'The rating field must be between 1 and 5.',
       'The comment field is required.',
     ]);
-    expect(await expectFailure(await api.postForm('/api/topup/review', { topUpId: '1', rating: '0', comment: 'ok' }), 422)).toEqual([
+    const topUp = await createTopUp(app.services.db);
+    expect(await expectFailure(await api.postForm('/api/topup/review', { topUpId: String(topUp.id), rating: '0', comment: 'ok' }), 422)).toEqual([
       'The rating field must be between 1 and 5.',
+    ]);
+    // A product id of the right form that names no product fails too, in the same answer (spec §7.3).
+    expect(await expectFailure(await api.postForm('/api/topup/review', { topUpId: '999999', rating: '0', comment: 'ok' }), 422)).toEqual([
+      'The rating field must be between 1 and 5.',
+      'The selected top up id is invalid.',
     ]);
   });
 
@@ -39,6 +45,10 @@ describe('validation (422) before business rules', () => {
       'The card id field is required.',
       'The rating field must be between 1 and 5.',
       'The comment field is required.',
+    ]);
+    expect(await expectFailure(await api.postJson('/api/card/review', { card_id: 999999, comment: 'ok' }), 422)).toEqual([
+      'The rating field is required.',
+      'The selected card id is invalid.',
     ]);
   });
 

@@ -6,7 +6,7 @@ import { validationError } from '../../core/errors.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Metrics } from '../../lib/metrics.js';
 import { moneyText } from '../../lib/money.js';
-import { checkTopUpOrder, mergeCardLines, newUtr, placeOrder, replayedOrder, requestDigest, type CardLineRequest, type Idempotency } from './service.js';
+import { cardServicesOrderable, checkTopUpOrder, mergeCardLines, newUtr, placeOrder, replayedOrder, requestDigest, type CardLineRequest, type Idempotency } from './service.js';
 
 /**
  * What placing an order needs: the database, and a way to hand a placed order to fulfilment. The order is
@@ -54,7 +54,8 @@ export async function placeCardOrder(
 ): Promise<{ utr: string }> {
   const requested = mergeCardLines(input.lines);
   if (requested.some((l) => l.quantity > input.maxQuantityPerLine)) {
-    throw validationError([`The quantities field must not be greater than ${input.maxQuantityPerLine}.`]);
+    const lists = { serviceIds: input.lines.map((l) => l.serviceId), quantities: input.lines.map((l) => l.quantity) };
+    throw validationError(await cardOrderProblems(deps.db, lists, input.maxQuantityPerLine));
   }
   const request = { service_ids: input.lines.map((l) => l.serviceId), quantities: input.lines.map((l) => l.quantity) };
   const placed = await placeOrder(deps.db, {
@@ -91,6 +92,22 @@ const topUpRequest = ({ topUpId, serviceId, fields }: { topUpId: number; service
       .map(([name, value]) => [name, typeof value === 'number' ? String(value) : value]),
   ),
 });
+
+/**
+ * The messages of a card order's fields that fail against the catalog or the quantity limit, in field order (service
+ * ids, quantities); a list null is one the request schema refused already. Equal services count as one line.
+ */
+export async function cardOrderProblems(
+  db: Db,
+  { serviceIds, quantities }: { serviceIds: number[] | null; quantities: number[] | null },
+  maxQuantityPerLine: number,
+): Promise<string[]> {
+  const messages = serviceIds && !(await cardServicesOrderable(db, serviceIds)) ? ['The selected service ids is invalid.'] : [];
+  const paired = serviceIds && quantities && serviceIds.length === quantities.length;
+  const perLine = paired ? mergeCardLines(serviceIds.map((serviceId, i) => ({ serviceId, quantity: quantities[i]! }))).map((l) => l.quantity) : (quantities ?? []);
+  if (perLine.some((quantity) => quantity > maxQuantityPerLine)) messages.push(`The quantities field must not be greater than ${maxQuantityPerLine}.`);
+  return messages;
+}
 
 /** The 422 of an order whose player the provider does not know, with the provider's reason when it gave one. */
 const playerRefusal = (reason: string | undefined) =>

@@ -2,7 +2,8 @@ import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { ProductKind } from '../../db/schema.js';
 import type { AppEnv } from '../../http/context.js';
-import { contractRouter, endpoint, validBody } from '../../http/contract.js';
+import { contractRouter, endpoint, validBody, withCatalogChecks } from '../../http/contract.js';
+import { id } from '../../http/validation.js';
 import { offerLane, requestTarget } from '../../http/cached-json.js';
 import { pageObjectShell, pageUrlsAt, type PageUrls } from '../../http/pagination.js';
 import { successBody, successText } from '../../http/json-text.js';
@@ -16,12 +17,14 @@ import { enqueueFulfilment } from '../../queues/index.js';
 import { signedIn } from '../auth/middleware.js';
 import { openCode } from '../inventory/codes.js';
 import { findOrder, listOrders, type OrderReader } from './listing.js';
-import { placeCardOrder, placeTopUpOrder, type PlacementDeps } from './place.js';
+import { cardOrderProblems, placeCardOrder, placeTopUpOrder, type PlacementDeps } from './place.js';
+import { topUpOrderFindings } from './service.js';
 import { checkPlayer, type PlayerCheckDeps } from './player-check.js';
 import { FORM_ONLY, lookUpPlayer } from '../suppliers/players.js';
 import {
   AnyOrder,
   cardOrderBody,
+  cardOrderLists,
   checkPlayerBody,
   PlayerCheckAnswer,
   CardOrderPage,
@@ -47,6 +50,23 @@ const placement = (c: Context<AppEnv>): PlacementDeps => {
     // C25: a test order's check never reaches a supplier.
     lookUpPlayer: async (serviceId, fields) => (c.get('account').livemode ? lookUpPlayer(playerLookup(c), serviceId, fields) : FORM_ONLY),
   };
+};
+
+/** A6 and the player check (C27), for withCatalogChecks: a topUpId the schema accepts has its order form judged, whatever else it refused. */
+const topUpFieldChecks = async (body: Record<string, unknown>, c: Context<AppEnv>) => {
+  const topUpId = id().safeParse(body.topUpId);
+  if (!topUpId.success) return [];
+  const serviceId = id().safeParse(body.serviceId);
+  const input = { topUpId: topUpId.data, serviceId: serviceId.success ? serviceId.data : null, fields: body };
+  return (await topUpOrderFindings(c.get('services').db, input)).messages;
+};
+
+/** A12, for withCatalogChecks: the lists the schema accepts are judged against the catalog and the quantity limit, whatever else it refused. */
+const cardOrderChecks = async (body: Record<string, unknown>, c: Context<AppEnv>) => {
+  const { db, config } = c.get('services');
+  const serviceIds = cardOrderLists.service_ids.safeParse(body.service_ids).data ?? null;
+  const quantities = cardOrderLists.quantities.safeParse(body.quantities).data ?? null;
+  return cardOrderProblems(db, { serviceIds, quantities }, config.MAX_QUANTITY_PER_LINE);
 };
 
 /** The player check's reads (C27): the catalog, the providers' credentials, their answers kept in Redis. */
@@ -131,6 +151,7 @@ export function orderRoutes() {
       });
       return c.json({ status: 'success' as const, message: `Order placed successfully. Your order number is ${utr}.` }, 200);
     },
+    withCatalogChecks(topUpFieldChecks),
   );
 
   router.openapi(
@@ -148,6 +169,7 @@ export function orderRoutes() {
       const answer = await checkPlayer(playerLookup(c), { topUpId: body.topUpId, serviceId: body.serviceId, fields: body }, c.get('account').livemode);
       return c.json({ status: 'success' as const, message: answer }, 200);
     },
+    withCatalogChecks(topUpFieldChecks),
   );
 
   router.openapi(
@@ -174,6 +196,7 @@ export function orderRoutes() {
       });
       return c.json({ status: 'success' as const, message: { utr } }, 200);
     },
+    withCatalogChecks(cardOrderChecks),
   );
 
   // C1: the sample paths topUp/order and card/order serve the same lists.

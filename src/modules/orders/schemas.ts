@@ -59,6 +59,9 @@ const lineList = <T extends z.ZodType>(item: T) =>
     .min(1, { error: REQUIRED })
     .max(MAX_LINES, { error: `must not have more than ${MAX_LINES} items.` });
 
+/** A12's two lists, each as the body schema checks it (also read on their own: withCatalogChecks). */
+export const cardOrderLists = { service_ids: lineList(id()), quantities: lineList(positiveCount()) };
+
 /**
  * A12 body (C5): `service_ids` or `serviceIds`, `quantities` or `quantity`, each a list. Quantities are bounded per
  * line by MAX_QUANTITY_PER_LINE after equal services are merged (placeCardOrder).
@@ -66,7 +69,7 @@ const lineList = <T extends z.ZodType>(item: T) =>
 export const cardOrderBody = aliased(
   { serviceIds: 'service_ids', quantity: 'quantities' },
   z
-    .object({ service_ids: lineList(id()), quantities: lineList(positiveCount()), max_price: maxPriceField })
+    .object({ ...cardOrderLists, max_price: maxPriceField })
     .refine((body) => body.service_ids.length === body.quantities.length, {
       path: ['service_ids'],
       error: 'The service ids and quantities fields must have the same number of items.',

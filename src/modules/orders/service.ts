@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { and, eq, sql } from 'drizzle-orm';
+import { and, count, eq, inArray, sql } from 'drizzle-orm';
 import { builtOnce, builtStatement, type Db, type DbOrTx } from '../../db/client.js';
 import { retryingConflicts } from '../../db/conflicts.js';
 import { ACTIVE, liveProduct, names, PRODUCT_KINDS } from '../../db/kinds.js';
-import { idempotencyKeys, topUpServices, topUps, type OrderField, type OrderFieldValue, type ProductKind } from '../../db/schema.js';
+import { cards, cardServices, idempotencyKeys, topUpServices, topUps, type OrderField, type OrderFieldValue, type ProductKind } from '../../db/schema.js';
 import { AppError, validationError } from '../../core/errors.js';
 import { isBlank, isStorableText, matchesFieldPattern, NOT_STORABLE } from '../../lib/text.js';
 import { sha256 } from '../../lib/crypto.js';
@@ -46,10 +46,20 @@ const orderableTopUp = builtOnce((db: Db) =>
  * order, with each field's name and type.
  */
 export async function checkTopUpOrder(db: Db, input: TopUpOrderRequest) {
-  const [topUp] = await orderableTopUp(db).execute({ topUpId: input.topUpId, serviceId: input.serviceId });
-  if (!topUp) throw validationError(['The selected top up id is invalid.']);
+  const { messages, informations, fields } = await topUpOrderFindings(db, input);
+  if (messages.length) throw validationError(messages);
+  return { informations, fields };
+}
 
-  const messages = topUp.serviceId === null ? ['The selected service id is invalid.'] : [];
+/**
+ * What checkTopUpOrder finds: the messages of the failing fields (none: the order may go), and the values it read.
+ * `serviceId` null: one the request schema refused already, not judged again.
+ */
+export async function topUpOrderFindings(db: Db, input: Omit<TopUpOrderRequest, 'serviceId'> & { serviceId: number | null }) {
+  const [topUp] = await orderableTopUp(db).execute({ topUpId: input.topUpId, serviceId: input.serviceId ?? 0 });
+  if (!topUp) return { messages: ['The selected top up id is invalid.'], informations: {}, fields: [] };
+
+  const messages = input.serviceId !== null && topUp.serviceId === null ? ['The selected service id is invalid.'] : [];
   const informations: Record<string, string> = {};
   const fields: OrderFieldValue[] = [];
   for (const field of orderFields(topUp.orderInformation)) {
@@ -70,8 +80,18 @@ export async function checkTopUpOrder(db: Db, input: TopUpOrderRequest) {
       fields.push({ name: field.field_name, label: field.field_value, type: field.field_type, value: value.trim() });
     }
   }
-  if (messages.length) throw validationError(messages);
-  return { informations, fields };
+  return { messages, informations, fields };
+}
+
+/** Whether every card service of `ids` is on sale (active, of a card on sale), as the placement statement checks it. */
+export async function cardServicesOrderable(db: DbOrTx, ids: number[]): Promise<boolean> {
+  const distinct = [...new Set(ids)];
+  const [row] = await db
+    .select({ n: count() })
+    .from(cardServices)
+    .innerJoin(cards, eq(cards.id, cardServices.cardId))
+    .where(and(inArray(cardServices.id, distinct), eq(cardServices.status, ACTIVE), liveProduct('card')));
+  return row!.n === distinct.length;
 }
 
 /** `order_information` is an array of fields; an object keyed by position reads the same. */

@@ -4,10 +4,10 @@ import { PRODUCT_KINDS } from '../../db/kinds.js';
 import type { ProductKind } from '../../db/schema.js';
 import { AppError, notFound, validationError } from '../../core/errors.js';
 import type { AppEnv } from '../../http/context.js';
-import { contractRouter, endpoint, validBody } from '../../http/contract.js';
+import { contractRouter, endpoint, validBody, withCatalogChecks } from '../../http/contract.js';
 import { reviewPagination, ReviewPagination } from '../../http/pagination.js';
 import { assetUrls } from '../../http/urls.js';
-import { fieldLabel } from '../../http/validation.js';
+import { fieldLabel, id } from '../../http/validation.js';
 import { pageOffset, pageRequest } from '../../lib/paging.js';
 import { signedIn } from '../auth/middleware.js';
 import { presentReview, type ReviewShape } from './presenters.js';
@@ -45,7 +45,7 @@ async function submit(c: Ctx, kind: ProductKind, idField: string, productId: num
     comment,
     published: !config.REVIEWS_REQUIRE_APPROVAL,
   });
-  if (outcome === 'unknown_product') throw validationError([`The selected ${fieldLabel(idField)} is invalid.`]);
+  if (outcome === 'unknown_product') throw validationError([unknownProduct(idField)]);
   if (outcome !== 'submitted') throw new AppError(outcome);
   // total_review / avg_rating are part of the cached catalog rows, and of every order list entry of the product (the
   // caller's review too).
@@ -53,6 +53,15 @@ async function submit(c: Ctx, kind: ProductKind, idField: string, productId: num
 }
 
 const SUBMITTED = 'Review submitted successfully.';
+
+/** For withCatalogChecks: a review's product whose id the schema accepts is judged, whatever else it refused. */
+const productCheck = (kind: ProductKind, idField: string) => async (body: Record<string, unknown>, c: Ctx) => {
+  const productId = id().safeParse(body[idField]);
+  const unknown = productId.success && !(await isLiveProduct(c.get('services').db, kind, productId.data));
+  return unknown ? [unknownProduct(idField)] : [];
+};
+
+const unknownProduct = (idField: string) => `The selected ${fieldLabel(idField)} is invalid.`;
 
 /** A7, A8, A13, A14 (C10). */
 export function reviewRoutes() {
@@ -74,6 +83,7 @@ export function reviewRoutes() {
       await submit(c, 'top_up', 'topUpId', body.topUpId, body.rating, body.comment);
       return c.json({ status: 'success' as const, message: SUBMITTED }, 200);
     },
+    withCatalogChecks(productCheck('top_up', 'topUpId')),
   );
 
   router.openapi(
@@ -92,6 +102,7 @@ export function reviewRoutes() {
       await submit(c, 'card', 'card_id', body.card_id, body.rating, body.comment);
       return c.json({ status: 'success' as const, message: SUBMITTED }, 200);
     },
+    withCatalogChecks(productCheck('card', 'card_id')),
   );
 
   return router;

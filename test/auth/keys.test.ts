@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminOf, createTestAccount, expectFailure, expectJson, successMessage, type Json } from '../helpers/api.js';
-import { createCard } from '../helpers/fixtures.js';
+import { createCard, createTopUp } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 import { watchWrites } from '../helpers/writes.js';
 
@@ -93,7 +93,7 @@ describe('keys as a resource', () => {
 });
 
 describe('read-scope keys (C26)', () => {
-  it('read: catalog, orders, statement and webhooks list; any write is a 403 that writes nothing', async () => {
+  it('read: catalog, orders, statement, webhooks list and the player check; any write is a 403 that writes nothing', async () => {
     const account = await createTestAccount(app);
     const reader = await ok(admin('POST', `/accounts/${account.id}/keys`, { mode: 'live', scope: 'read' }));
     expect(reader.scope).toBe('read');
@@ -101,11 +101,15 @@ describe('read-scope keys (C26)', () => {
     for (const path of ['/api/get-category', '/api/get-card/orders', '/api/account/statement', '/api/webhooks']) await expectJson(await get(token, path), 200);
 
     const card = await createCard(app.services.db, { services: [{ price: '1.00' }] });
+    const topUp = await createTopUp(app.services.db);
     const before = await writes();
+    // The player check places nothing (C27): it is a read, whatever its method.
+    expect((await expectJson(await post(token, '/api/top-up/check-player', { topUpId: topUp.id, serviceId: topUp.services[0]!.id }), 200)).message).toMatchObject({ valid: true });
     for (const [path, body] of [
       ['/api/card/make-order', { service_ids: [card.services[0]!.id], quantities: [1] }],
       ['/api/webhooks', { url: 'https://shop.example.com/hooks' }],
       ['/api/card/review', { card_id: card.id, rating: 5, comment: 'x' }],
+      ['/api/top-up/make-order', { topUpId: topUp.id, serviceId: topUp.services[0]!.id }],
     ] as const) {
       const refused = await post(token, path, body);
       expect(refused.status).toBe(403);

@@ -41,26 +41,30 @@ const signedInAccount = (found: TokenAccount | undefined) => (found && isoToMill
 
 /**
  * Token checks are on every request, so the lookup goes through the process cache (keyed by the
- * token's digest, never the token).
+ * token's digest, never the token). `readsOnly`: a route that changes nothing whatever its method (the player check),
+ * open to read-scope tokens.
  */
-export const requireToken = createMiddleware<AppEnv>(async (c, next) => {
-  const token = bearerToken(c.req.header('authorization'));
-  const { db, tokenCache } = c.get('services');
-  const found = signedInAccount(token ? await tokenCache.get(tokenKey(token), () => accountForToken(db, token)) : null);
-  if (!found) throw new AppError('unauthenticated');
-  if (found.allowList) {
-    const address = clientIp(c);
-    if (!found.allowList.allows(address)) throw addressNotAllowed(address);
-  }
-  if (found.scope === 'read' && !READS.has(c.req.method)) throw new AppError('read_only_key');
-  c.set('account', callerOf(found));
-  const limiter = accountLimiter(c.get('services'));
-  if (limiter) {
-    const wait = await consumeAll([[limiter, String(found.id)]]);
-    if (wait > 0) throw new AppError('rate_limited', undefined, { 'Retry-After': String(wait) });
-  }
-  await next();
-});
+const tokenGuard = ({ readsOnly }: { readsOnly: boolean }) =>
+  createMiddleware<AppEnv>(async (c, next) => {
+    const token = bearerToken(c.req.header('authorization'));
+    const { db, tokenCache } = c.get('services');
+    const found = signedInAccount(token ? await tokenCache.get(tokenKey(token), () => accountForToken(db, token)) : null);
+    if (!found) throw new AppError('unauthenticated');
+    if (found.allowList) {
+      const address = clientIp(c);
+      if (!found.allowList.allows(address)) throw addressNotAllowed(address);
+    }
+    if (found.scope === 'read' && !readsOnly && !READS.has(c.req.method)) throw new AppError('read_only_key');
+    c.set('account', callerOf(found));
+    const limiter = accountLimiter(c.get('services'));
+    if (limiter) {
+      const wait = await consumeAll([[limiter, String(found.id)]]);
+      if (wait > 0) throw new AppError('rate_limited', undefined, { 'Retry-After': String(wait) });
+    }
+    await next();
+  });
+
+export const requireToken = tokenGuard({ readsOnly: false });
 
 /**
  * What requireToken would let through, decided without waiting: the account of a token the process cache already
@@ -89,3 +93,6 @@ function accountLimiter(services: Services): Limiter | null {
 
 /** The guard of Interface A's routes: documented as the bearer token, enforced by requireToken. */
 export const signedIn = { ...TOKEN, middleware: requireToken };
+
+/** signedIn for a POST that writes nothing (C26: a read-scope token may use it). */
+export const signedInReading = { ...TOKEN, middleware: tokenGuard({ readsOnly: true }) };

@@ -14,7 +14,7 @@ import type { Caller } from '../../core/caller.js';
 import type { Config } from '../../core/env.js';
 import type { Services } from '../../runtime/services.js';
 import { enqueueFulfilment } from '../../queues/index.js';
-import { signedIn } from '../auth/middleware.js';
+import { signedIn, signedInReading } from '../auth/middleware.js';
 import { openCode } from '../inventory/codes.js';
 import { findOrder, listOrders, type OrderReader } from './listing.js';
 import { cardOrderProblems, placeCardOrder, placeTopUpOrder, type PlacementDeps } from './place.js';
@@ -160,7 +160,8 @@ export function orderRoutes() {
       path: '/top-up/check-player',
       summary: "Check a top-up's order fields, and the player with the service's provider, before ordering",
       tag,
-      guard: signedIn,
+      // It places nothing: a read-scope key may check players (C26).
+      guard: signedInReading,
       body: checkPlayerBody,
       ok: PlayerCheckAnswer,
     }),

@@ -145,21 +145,21 @@ export const renderValidation: Hook<unknown, AppEnv, string, unknown> = (result)
 /**
  * The hook of a write whose handler also checks fields against the catalog (an unknown product, a service not of the
  * top-up, an order form's fields). When the request schema refuses the body, `check` judges the fields of the raw
- * body that the schema accepted, so that the 422 names every failing field at once (spec §7.3, C4), not only those the
- * schema knows. `check` answers the messages of its own fields; the guard has run, so only a signed-in caller gets here.
+ * body that the schema did not refuse (`refused` names those it did), so that the 422 names every failing field at once
+ * (spec §7.3, C4), one message each. The guard has run, so only a signed-in caller gets here.
  */
 export function withCatalogChecks<I, P extends string, R>(
-  check: (body: Record<string, unknown>, c: Context<AppEnv>) => Promise<string[]>,
+  check: (body: Record<string, unknown>, refused: ReadonlySet<string>, c: Context<AppEnv>) => Promise<string[]>,
 ): Hook<I, AppEnv, P, R> {
   const hook = async (result: Parameters<Hook<I, AppEnv, P, R>>[0], c: Context<AppEnv, P>): Promise<void> => {
     if (result.success) return;
     const source = SOURCES[result.target] ?? 'body';
     const given = (result as { data?: unknown }).data;
     const failure = validationFailure(result.error.issues, given, source);
-    if (source !== 'body' || !Array.isArray(failure.errors)) throw failure;
-    const stated = failure.errors;
-    const more = await check(given && typeof given === 'object' ? (given as Record<string, unknown>) : {}, c);
-    throw validationError([...stated, ...more.filter((message) => !stated.includes(message))]);
+    if (source !== 'body') throw failure;
+    const refused = new Set(result.error.issues.map((issue) => String(issue.path[0] ?? '')));
+    const more = await check(given && typeof given === 'object' ? (given as Record<string, unknown>) : {}, refused, c);
+    throw validationError([...[failure.errors].flat(), ...more]);
   };
   // OpenAPIHono awaits a hook; its types ask for the route's answer, which this one never gives (it passes or throws).
   return hook as unknown as Hook<I, AppEnv, P, R>;

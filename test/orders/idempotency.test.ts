@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buyer, expectFailure, expectJson } from '../helpers/api.js';
+import { buyer, client, expectFailure, expectJson, tokenFor } from '../helpers/api.js';
+import { requestDigest } from '../../src/modules/orders/service.js';
 import { createCard, createTopUp } from '../helpers/fixtures.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 
@@ -123,6 +124,52 @@ describe('Idempotency-Key (C15)', () => {
       'The selected service id is invalid.',
     );
     expect(await counts(keys.id)).toEqual({ orders: 1, debits: 1, balance: '90.00' });
+  });
+
+  it('a top-up repeat matches its first request with its price guard as a sum, however written', async () => {
+    const { keys, api } = await buyer(app, '100.00');
+    const topUp = await createTopUp(app.services.db);
+    const body = { topUpId: topUp.id, serviceId: topUp.services[0]!.id };
+    const headers = { 'Idempotency-Key': 'guarded-top-up' };
+    const first = await expectJson(await api.postJson('/api/top-up/make-order', { ...body, max_price: 10 }, headers), 200);
+    expect(await expectJson(await api.postJson('/api/top-up/make-order', { ...body, max_price: '10.00' }, headers), 200)).toEqual(first);
+    await expectFailure(await api.postJson('/api/top-up/make-order', { ...body, max_price: '11.00' }, headers), 409);
+    await expectFailure(await api.postJson('/api/top-up/make-order', body, headers), 409);
+    expect(await counts(keys.id)).toEqual({ orders: 1, debits: 1, balance: '90.00' });
+  });
+
+  it("a top-up key claimed by the release before this one (its digest over the form's labels) still replays", async () => {
+    const { keys, api } = await buyer(app, '100.00');
+    const topUp = await createTopUp(app.services.db, {
+      orderFields: [{ field_name: 'User_Id', field_value: 'User id', field_type: 'text', field_placeholder: '', field_note: '' }],
+    });
+    const body = { topUpId: topUp.id, serviceId: topUp.services[0]!.id, User_Id: '777' };
+    const headers = { 'Idempotency-Key': 'claimed-before' };
+    const first = await expectJson(await api.postJson('/api/top-up/make-order', body, headers), 200);
+    const earlier = requestDigest('top-up/make-order', { topUpId: body.topUpId, serviceId: body.serviceId, informations: { 'User id': '777' } });
+    await app.services.sql`update idempotency_keys set request_digest = ${earlier} where account_id = ${keys.id} and key = 'claimed-before'`;
+    expect(await expectJson(await api.postJson('/api/top-up/make-order', body, headers), 200)).toEqual(first);
+    await expectFailure(await api.postJson('/api/top-up/make-order', { ...body, User_Id: '778' }, headers), 409);
+    expect(await counts(keys.id)).toEqual({ orders: 1, debits: 1, balance: '90.00' });
+  });
+
+  it('a card repeat gets its first order after the quantity limit was lowered below it', async () => {
+    const { keys, api } = await buyer(app, '100.00');
+    const card = await createCard(app.services.db);
+    const body = { service_ids: [card.services[0]!.id], quantities: [3] };
+    const headers = { 'Idempotency-Key': 'before-the-limit' };
+    const first = await expectJson(await api.postJson('/api/card/make-order', body, headers), 200);
+    const stricter = await startTestApp({ env: { MAX_QUANTITY_PER_LINE: '2' }, serviceDatabaseUrl: () => app.services.config.DATABASE_URL });
+    try {
+      const again = client(stricter, await tokenFor(stricter, keys));
+      expect(await expectJson(await again.postJson('/api/card/make-order', body, headers), 200)).toEqual(first);
+      expect(await expectFailure(await again.postJson('/api/card/make-order', body, { 'Idempotency-Key': 'after-the-limit' }), 422)).toEqual([
+        'The quantities field must not be greater than 2.',
+      ]);
+    } finally {
+      await stricter.close();
+    }
+    expect(await counts(keys.id)).toEqual({ orders: 1, debits: 1, balance: '70.00' });
   });
 
   it('never places two orders for concurrent repeats', async () => {

@@ -211,6 +211,14 @@ describe('isolation', () => {
     }
     // The test token's own repeat replays its own order.
     expect((await successMessage(s.test.postJson('/api/card/make-order', body, { 'Idempotency-Key': 'K1' }))).utr).toBe(testUtr);
+
+    // A top-up's repeat is answered before anything else is checked: still each mode its own.
+    const topUp = await createTopUp(app.services.db, { orderFields: FORM, services: [{ price: '1.00' }] });
+    const topUpBody = { topUpId: topUp.id, serviceId: topUp.services[0]!.id, player_id: '5123456' };
+    const placed = async (api: typeof s.live) => String(await successMessage(api.postJson('/api/top-up/make-order', topUpBody, { 'Idempotency-Key': 'T1' })));
+    const [liveTopUp, testTopUp] = [await placed(s.live), await placed(s.test)];
+    expect(testTopUp).not.toBe(liveTopUp);
+    expect([await placed(s.live), await placed(s.test)]).toEqual([liveTopUp, testTopUp]);
   });
 
   it('a test step whose next job cannot be added rolls back, and a refused top-up run again changes nothing', async () => {

@@ -166,6 +166,10 @@ describe('A12 validation (C4, C5) and refusals', () => {
       'The selected service ids is invalid.',
       'The quantities field must not be greater than 5.',
     ]);
+    // One message per field: a field the schema refused is not judged again.
+    expect(await expectFailure(await api.postJson('/api/card/make-order', { service_ids: [999_998, 999_999], quantities: [1] }), 422)).toEqual([
+      'The service ids and quantities fields must have the same number of items.',
+    ]);
     expect(await expectFailure(await api.postJson('/api/card/make-order', { service_ids: [id, id], quantities: [1] }), 422)).toEqual([
       'The service ids and quantities fields must have the same number of items.',
     ]);

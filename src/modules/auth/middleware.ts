@@ -41,10 +41,10 @@ const signedInAccount = (found: TokenAccount | undefined) => (found && isoToMill
 
 /**
  * Token checks are on every request, so the lookup goes through the process cache (keyed by the
- * token's digest, never the token). `readsOnly`: a route that changes nothing whatever its method (the player check),
- * open to read-scope tokens.
+ * token's digest, never the token). `writesNothing`: a route that changes nothing whatever its method (the player
+ * check), open to read-scope tokens.
  */
-const tokenGuard = ({ readsOnly }: { readsOnly: boolean }) =>
+const tokenGuard = ({ writesNothing }: { writesNothing: boolean }) =>
   createMiddleware<AppEnv>(async (c, next) => {
     const token = bearerToken(c.req.header('authorization'));
     const { db, tokenCache } = c.get('services');
@@ -54,7 +54,7 @@ const tokenGuard = ({ readsOnly }: { readsOnly: boolean }) =>
       const address = clientIp(c);
       if (!found.allowList.allows(address)) throw addressNotAllowed(address);
     }
-    if (found.scope === 'read' && !readsOnly && !READS.has(c.req.method)) throw new AppError('read_only_key');
+    if (found.scope === 'read' && !writesNothing && !READS.has(c.req.method)) throw new AppError('read_only_key');
     c.set('account', callerOf(found));
     const limiter = accountLimiter(c.get('services'));
     if (limiter) {
@@ -64,7 +64,7 @@ const tokenGuard = ({ readsOnly }: { readsOnly: boolean }) =>
     await next();
   });
 
-export const requireToken = tokenGuard({ readsOnly: false });
+export const requireToken = tokenGuard({ writesNothing: false });
 
 /**
  * What requireToken would let through, decided without waiting: the account of a token the process cache already
@@ -95,4 +95,4 @@ function accountLimiter(services: Services): Limiter | null {
 export const signedIn = { ...TOKEN, middleware: requireToken };
 
 /** signedIn for a POST that writes nothing (C26: a read-scope token may use it). */
-export const signedInReading = { ...TOKEN, middleware: tokenGuard({ readsOnly: true }) };
+export const signedInReading = { ...TOKEN, middleware: tokenGuard({ writesNothing: true }) };

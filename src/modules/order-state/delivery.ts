@@ -103,8 +103,8 @@ function sentAt(startedAt: string, now: Date = new Date()): string {
 /**
  * Refuses a move the table does not allow (409), saying why: an open attempt is named with its id (the one to settle),
  * provider and when it was sent (`The order has open attempt 42 with provider "Upstream store" (sent 12:04:31); settle it
- * first.`); a finished order
- * is refused as C8 refuses it. Operators' moves go through here, so the messages are the same everywhere.
+ * first.`); a finished order is refused as C8 refuses it. Operators' moves go through here, so the messages are the same
+ * everywhere.
  */
 export function ensureMove(delivery: Delivery, move: DeliveryMove): void {
   if (delivery.kind !== 'top_up') throw new AppError('invalid_transition', 'Only top-up orders are delivered by suppliers.');

@@ -2,7 +2,7 @@ import type { Db } from '../../db/client.js';
 import type { OrderFieldValue, ProductKind } from '../../db/schema.js';
 import type { PlayerCheck } from '../suppliers/players.js';
 import type { OwnedStamps } from '../../lib/change-stamps.js';
-import { validationError } from '../../core/errors.js';
+import { AppError, validationError } from '../../core/errors.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Metrics } from '../../lib/metrics.js';
 import { moneyText } from '../../lib/money.js';
@@ -53,11 +53,14 @@ export async function placeCardOrder(
   input: { accountId: number; livemode: boolean; lines: CardLineRequest[]; idempotencyKey: string | null; maxQuantityPerLine: number; maxPrice: string | null },
 ): Promise<{ utr: string }> {
   const requested = mergeCardLines(input.lines);
-  if (requested.some((l) => l.quantity > input.maxQuantityPerLine)) {
-    const lists = { serviceIds: input.lines.map((l) => l.serviceId), quantities: input.lines.map((l) => l.quantity) };
-    throw validationError(await cardOrderProblems(deps.db, lists, input.maxQuantityPerLine));
-  }
   const request = { service_ids: input.lines.map((l) => l.serviceId), quantities: input.lines.map((l) => l.quantity) };
+  const claim = idempotency(input.idempotencyKey, 'card/make-order', request, input.maxPrice);
+  if (requested.some((l) => l.quantity > input.maxQuantityPerLine)) {
+    // C15: a repeat of an order placed before the limit was lowered still gets its first answer.
+    const kept = claim && (await replayedOrder(deps.db, input.accountId, input.livemode, claim));
+    if (kept) return { utr: kept.utr };
+    throw validationError(await cardOrderProblems(deps.db, { serviceIds: request.service_ids, quantities: request.quantities }, input.maxQuantityPerLine));
+  }
   const placed = await placeOrder(deps.db, {
     accountId: input.accountId,
     kind: 'card',
@@ -66,7 +69,7 @@ export async function placeCardOrder(
     informations: null,
     fields: null,
     lines: requested,
-    idempotency: idempotency(input.idempotencyKey, 'card/make-order', request, input.maxPrice),
+    idempotency: claim,
     maxPrice: input.maxPrice,
     livemode: input.livemode,
   });
@@ -74,6 +77,20 @@ export async function placeCardOrder(
   if (placed.kind === 'unorderable') throw validationError(['The selected service ids is invalid.']);
   if (placed.kind === 'placed') await handOver(deps, 'card', placed, input);
   return { utr: placed.utr };
+}
+
+/**
+ * A key claimed by the release before this one digested a top-up by the values as the form labelled them: for the 24
+ * hours such a key lives, a repeat that differs from it only in that way gets its first answer too (once read against
+ * the form, as that release did). Any other refusal stands. Goes once no key of that release can be alive.
+ */
+async function keptUnderEarlierDigest(deps: PlacementDeps, input: Parameters<typeof placeTopUpOrder>[1], refusal: unknown) {
+  if (!(refusal instanceof AppError && refusal.code === 'idempotency_conflict')) throw refusal;
+  const { informations } = await checkTopUpOrder(deps.db, input).catch(() => {
+    throw refusal;
+  });
+  const earlier = idempotency(input.idempotencyKey, 'top-up/make-order', { topUpId: input.topUpId, serviceId: input.serviceId, informations }, input.maxPrice)!;
+  return replayedOrder(deps.db, input.accountId, input.livemode, earlier);
 }
 
 /** Body fields that are not order-form values: the ids, and the price guard and player check (claimed apart or not at all). */
@@ -130,7 +147,7 @@ export async function placeTopUpOrder(
 ): Promise<{ utr: string }> {
   const claim = idempotency(input.idempotencyKey, 'top-up/make-order', topUpRequest(input), input.maxPrice);
   // C15: a repeat gets its first answer before the catalog (which may have changed since) or a provider is asked.
-  const kept = claim && (await replayedOrder(deps.db, input.accountId, input.livemode, claim));
+  const kept = claim && (await replayedOrder(deps.db, input.accountId, input.livemode, claim).catch((err: unknown) => keptUnderEarlierDigest(deps, input, err)));
   if (kept) return { utr: kept.utr };
   const { informations, fields } = await checkTopUpOrder(deps.db, input);
   if (input.checkPlayer) {

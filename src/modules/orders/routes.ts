@@ -53,19 +53,20 @@ const placement = (c: Context<AppEnv>): PlacementDeps => {
 };
 
 /** A6 and the player check (C27), for withCatalogChecks: a topUpId the schema accepts has its order form judged, whatever else it refused. */
-const topUpFieldChecks = async (body: Record<string, unknown>, c: Context<AppEnv>) => {
+const topUpFieldChecks = async (body: Record<string, unknown>, refused: ReadonlySet<string>, c: Context<AppEnv>) => {
   const topUpId = id().safeParse(body.topUpId);
-  if (!topUpId.success) return [];
-  const serviceId = id().safeParse(body.serviceId);
-  const input = { topUpId: topUpId.data, serviceId: serviceId.success ? serviceId.data : null, fields: body };
+  if (refused.has('topUpId') || !topUpId.success) return [];
+  const serviceId = refused.has('serviceId') ? null : (id().safeParse(body.serviceId).data ?? null);
+  const input = { topUpId: topUpId.data, serviceId, fields: body };
   return (await topUpOrderFindings(c.get('services').db, input)).messages;
 };
 
 /** A12, for withCatalogChecks: the lists the schema accepts are judged against the catalog and the quantity limit, whatever else it refused. */
-const cardOrderChecks = async (body: Record<string, unknown>, c: Context<AppEnv>) => {
+const cardOrderChecks = async (body: Record<string, unknown>, refused: ReadonlySet<string>, c: Context<AppEnv>) => {
   const { db, config } = c.get('services');
-  const serviceIds = cardOrderLists.service_ids.safeParse(body.service_ids).data ?? null;
-  const quantities = cardOrderLists.quantities.safeParse(body.quantities).data ?? null;
+  const accepted = <T>(field: 'service_ids' | 'quantities', list: { data?: T }) => (refused.has(field) ? null : (list.data ?? null));
+  const serviceIds = accepted('service_ids', cardOrderLists.service_ids.safeParse(body.service_ids));
+  const quantities = accepted('quantities', cardOrderLists.quantities.safeParse(body.quantities));
   return cardOrderProblems(db, { serviceIds, quantities }, config.MAX_QUANTITY_PER_LINE);
 };
 

@@ -289,9 +289,9 @@ const TEST_KEY_PREFIX = 'test\n';
 const inMode = (idem: Idempotency, livemode: boolean): Idempotency => (livemode ? idem : { ...idem, key: `${TEST_KEY_PREFIX}${idem.key}` });
 
 /**
- * C15: the answer already given under this Idempotency-Key of the account (in its mode), or null when the key is new
- * (409 for another request, or while the first is still running). For a check that must not stand between a repeat
- * and its first answer; the placement statement's claim still settles two requests that race.
+ * C15: the answer already given under this Idempotency-Key of the account (in its mode), or null when no committed
+ * claim holds the key (409 for another request). For a check that must not stand between a repeat and its first
+ * answer; a claim not yet committed is the placement statement's to wait for, as it settles two requests that race.
  */
 export const replayedOrder = (db: DbOrTx, accountId: number, livemode: boolean, idem: Idempotency): Promise<Replayed | null> =>
   keptAnswer(db, accountId, inMode(idem, livemode));

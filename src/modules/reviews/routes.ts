@@ -55,9 +55,9 @@ async function submit(c: Ctx, kind: ProductKind, idField: string, productId: num
 const SUBMITTED = 'Review submitted successfully.';
 
 /** For withCatalogChecks: a review's product whose id the schema accepts is judged, whatever else it refused. */
-const productCheck = (kind: ProductKind, idField: string) => async (body: Record<string, unknown>, c: Ctx) => {
+const productCheck = (kind: ProductKind, idField: string) => async (body: Record<string, unknown>, refused: ReadonlySet<string>, c: Ctx) => {
   const productId = id().safeParse(body[idField]);
-  const unknown = productId.success && !(await isLiveProduct(c.get('services').db, kind, productId.data));
+  const unknown = !refused.has(idField) && productId.success && !(await isLiveProduct(c.get('services').db, kind, productId.data));
   return unknown ? [unknownProduct(idField)] : [];
 };
 

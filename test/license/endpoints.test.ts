@@ -180,6 +180,9 @@ describe('api key placement (C12)', () => {
       const body = await expectJson(await app.request(path, init), 200);
       expect(body.status, path).toBe('success');
     }
+    // Another scheme's Authorization (a proxy's Basic credentials) is not a key: the query's key is read.
+    const behindProxy = await app.request(`/license-api/account/details?api_key=${owner.apiKey}`, { headers: { Authorization: 'Basic dXNlcjpwdw==' } });
+    expect((await expectJson(behindProxy, 200)).status).toBe('success');
   });
 });
 

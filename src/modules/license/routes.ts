@@ -29,11 +29,14 @@ async function bodyFields(c: Ctx): Promise<Record<string, unknown>> {
 
 /**
  * C12: the key from `X-API-Key`, `Authorization: Bearer`, query `api_key` or body field `api_key`, in that
- * order. It is checked before any field, so a request without a valid key learns nothing more.
+ * order. It is checked before any field, so a request without a valid key learns nothing more. An `Authorization`
+ * header of another scheme (a proxy's Basic credentials) is not a key, so it never hides one sent elsewhere.
  */
 const requireApiKey: MiddlewareHandler<AppEnv> = async (c, next) => {
   const body = c.req.method === 'GET' ? {} : await bodyFields(c);
-  const candidates = [c.req.header('x-api-key'), bearerToken(c.req.header('authorization')), c.req.query('api_key'), body.api_key];
+  const authorization = c.req.header('authorization');
+  const bearer = authorization && /^Bearer\s/i.test(authorization) ? bearerToken(authorization) : null;
+  const candidates = [c.req.header('x-api-key'), bearer, c.req.query('api_key'), body.api_key];
   const key = candidates.find((v): v is string => typeof v === 'string' && v.trim() !== '')?.trim().slice(0, 512);
   if (!key) throw licenseError(c, 'missing_api_key');
   const owner = await accountByApiKey(c.get('services').db, key);

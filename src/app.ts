@@ -23,6 +23,7 @@ import { authRoutes } from './modules/auth/routes.js';
 import { knownSignedInAccount } from './modules/auth/middleware.js';
 import { catalogRoutes } from './modules/catalog/routes.js';
 import { licenseRoutes } from './modules/license/routes.js';
+import { inCallersLanguage } from './modules/license/messages.js';
 import { orderRoutes } from './modules/orders/routes.js';
 import { reviewRoutes } from './modules/reviews/routes.js';
 import { catalogAdminRoutes } from './modules/catalog-admin/routes.js';
@@ -219,7 +220,8 @@ export function createApp(services: Services) {
     if (allowed.length === 0 || allowed.includes(c.req.method)) return failure(c, new AppError('route_not_found'));
     return failure(c, new AppError('method_not_allowed', `The ${c.req.method} method is not allowed here; use ${allowed.join(', ')}.`, { Allow: allowed.join(', ') }));
   });
-  app.onError((err, c) => failure(c, asAppError(c, err)));
+  // Interface B answers in the caller's language, also for failures raised before its routes (the body limit).
+  app.onError((err, c) => failure(c, c.get('envelope') === 'B' ? inCallersLanguage(c, asAppError(c, err)) : asAppError(c, err)));
 
   return app;
 }

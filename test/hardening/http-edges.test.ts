@@ -146,6 +146,9 @@ describe('limits answered in the envelope, readable by the client (C2)', () => {
       expect(result.closedBy, path).toBe('server');
       expect(result.sentInAll, path).toBeLessThan(16 * MB);
     }
+    // Interface B's in the caller's language (C12), though no route of it has run yet.
+    const spanish = await blast(`POST /license-api/purchases/validation HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAccept-Language: es\r\nContent-Length: ${100 * MB}\r\n\r\n`, 100 * MB);
+    expect(spanish.answer.endsWith('{"status":"error","msg":"El cuerpo de la solicitud es demasiado grande."}')).toBe(true);
   });
 
   it('answers 413 to a chunked body once its count passes the limit, not at its end', async () => {

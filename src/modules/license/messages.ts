@@ -92,7 +92,7 @@ export function licenseError(c: Context<AppEnv>, condition: Condition, headers: 
 }
 
 /** Failures raised by shared layers (body reading, limits) that Interface B re-words in the caller's language. */
-export const SHARED_FAILURES: Partial<Record<ErrorCode, Condition>> = {
+const SHARED_FAILURES: Partial<Record<ErrorCode, Condition>> = {
   bad_request: 'malformed_body',
   unsupported_media_type: 'malformed_body',
   payload_too_large: 'body_too_large',
@@ -100,3 +100,12 @@ export const SHARED_FAILURES: Partial<Record<ErrorCode, Condition>> = {
   internal: 'unexpected',
   unavailable: 'unavailable',
 };
+
+/**
+ * An Interface B failure in the caller's language (C12): one of a shared layer (an unreadable body, the body limit that
+ * runs before any route, an unexpected error) re-worded; any other as it is.
+ */
+export function inCallersLanguage(c: Context<AppEnv>, failure: AppError): AppError {
+  const condition = SHARED_FAILURES[failure.code];
+  return condition ? licenseError(c, condition, failure.headers) : failure;
+}

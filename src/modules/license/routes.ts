@@ -1,16 +1,15 @@
 import { z, type Hook } from '@hono/zod-openapi';
-import type { Context, ErrorHandler, MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { clientIp } from '../../http/client-ip.js';
 import type { AppEnv } from '../../http/context.js';
 import { API_KEY, contractRouter, endpoint, validBody } from '../../http/contract.js';
-import { asAppError } from '../../http/failures.js';
 import { assetUrls } from '../../http/urls.js';
 import { validationFailure } from '../../http/validation.js';
 import { consumeAll } from '../../lib/rate-limit.js';
 import { isBlank } from '../../lib/text.js';
 import type { Services } from '../../runtime/services.js';
 import { bearerToken } from '../auth/middleware.js';
-import { licenseError, SHARED_FAILURES } from './messages.js';
+import { licenseError } from './messages.js';
 import { presentAccount, presentItem, presentPurchase } from './presenters.js';
 import { apiKeyQuery, Item, itemQuery, LicenseAccount, Purchase, validationBody, validationQuery } from './schemas.js';
 import { accountByApiKey, findItem, findPurchase, listItems, type LicenseAccount as Owner } from './service.js';
@@ -67,22 +66,11 @@ const licenseValidation: Hook<unknown, AppEnv, string, unknown> = (result, c) =>
   throw licenseError(c, 'malformed_body');
 };
 
-/**
- * Re-words failures from shared layers (unreadable body, body limit) and unexpected errors in the
- * caller's language; the app's error handler then renders them in the B envelope.
- */
-const localizeFailure: ErrorHandler<AppEnv> = (err, c) => {
-  const failure = asAppError(c, err);
-  const condition = SHARED_FAILURES[failure.code];
-  throw condition ? licenseError(c, condition, failure.headers) : failure;
-};
-
 const ok = <T extends z.ZodRawShape>(shape: T) => z.object({ status: z.literal('success'), ...shape });
 
 /** Interface B (spec §4), mounted at /license-api. Failures: `{status: 'error', msg}` in English or Spanish. */
 export function licenseRoutes({ limiter, config }: Services) {
   const router = contractRouter(licenseValidation);
-  router.onError(localizeFailure);
   const tag = 'License API';
   const common = { tag, guard, envelope: 'whole', failuresIn: 'B' } as const;
 

@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestAccount, expectJson, ISO_MICROS, tokenFor } from '../helpers/api.js';
 import { startTestApp, type TestApp } from '../helpers/harness.js';
 import { createCardService, createOrder, createTopUpOrder, createTopUpService } from '../helpers/fixtures.js';
+import { waitFor } from '../helpers/system.js';
+import { awaitedUpTo, importCodes, restockHere } from '../../src/modules/admin/service.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -87,6 +89,29 @@ describe('card codes and stock', () => {
     expect(order!.status).toBe(1);
     const after = await expectJson(await admin(`/admin/card-services/${serviceId}/stock`), 200);
     expect(after.message).toEqual({ available: 1, reserved_for_stock_short: 0 });
+  });
+
+  it('answers fulfilled_orders null when the restock outlasts its wait, which then finishes in the background (C13)', async () => {
+    const { cardId, serviceId } = await createCardService(app.services.db);
+    const account = await createTestAccount(app);
+    const waiting = await createOrder(app.services.db, { accountId: account.id, cardId, serviceId, quantity: 1, codesOwed: 1, status: 3 });
+    const { db, config } = app.services;
+    // A restock held until the answer is out: the import has waited its time (here 50 ms, 10 s over HTTP) and says null.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const late: unknown[] = [];
+    const restock = awaitedUpTo(async (id) => (await held, restockHere(db)(id)), 50, (err) => late.push(err));
+    expect(await importCodes({ db, codeKey: config.codeEncryptionKey, restock }, serviceId, ['C-1'])).toEqual({ added: 1, skipped: 0, fulfilled_orders: null });
+    expect((await app.services.sql`select status from orders where id = ${waiting.id}`)[0]!.status).toBe(3);
+    release();
+    await waitFor('the restock to finish', async () => (await app.services.sql`select status from orders where id = ${waiting.id}`)[0]!.status === 1);
+    expect(late).toEqual([]);
+    // One that ends within its wait answers its count.
+    expect(await importCodes({ db, codeKey: config.codeEncryptionKey, restock: awaitedUpTo(restockHere(db), 5000, (err) => late.push(err)) }, serviceId, ['C-2'])).toEqual({
+      added: 1,
+      skipped: 0,
+      fulfilled_orders: 0,
+    });
   });
 });
 

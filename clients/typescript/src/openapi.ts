@@ -2952,8 +2952,8 @@ export interface components {
         ImportResult: {
             added: number;
             skipped: number;
-            /** @description Waiting stock_short orders the new codes completed */
-            fulfilled_orders: number;
+            /** @description Waiting stock_short orders the new codes completed; null when their restock still ran after 10 s (it finishes in the background) */
+            fulfilled_orders: number | null;
         };
         Stock: {
             available: number;

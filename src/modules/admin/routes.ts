@@ -19,7 +19,7 @@ import { queueDashboard } from './dashboard.js';
 import { requireAdmin } from '../../http/admin-guard.js';
 import { AccountKey, AccountPatch, AccountSettings, TestBalance, TestBalanceBody, AdjustBalanceBody, AdminOrder, KeyParams, KeyRevoked, NewKey, NewKeyBody, Balance, CompleteOrderBody, CreateAccountBody, ImportCodesBody, ImportResult, ListOrdersQuery, NewAccount, OrderMoved, OrderRefunded, RefundOrderBody, Stock } from './schemas.js';
 import { UtrParam } from '../../http/fields.js';
-import { accountKeysOf, changeAccount, importCodes, issueKey, listOrders, moveBalance, openAccount, refundForOperator, restockHere, setTestBalance, withdrawKey } from './service.js';
+import { accountKeysOf, awaitedUpTo, changeAccount, importCodes, issueKey, listOrders, moveBalance, openAccount, refundForOperator, RESTOCK_WAIT_MS, restockHere, setTestBalance, withdrawKey } from './service.js';
 
 /** Where the admin router is mounted by the app, plus the dashboard's own prefix. */
 const DASHBOARD_PATH = '/admin/queues';
@@ -142,9 +142,12 @@ export function adminRoutes(services: Services) {
     }),
     async (c) => {
       const { db, config } = c.get('services');
-      // Restocked here, as the CLI does: the answer never waits on a worker process, running or stopping.
-      const deps = { db, codeKey: config.codeEncryptionKey, restock: restockHere(db, operatorMoves(c)) };
       const id = c.req.valid('param').id;
+      // Restocked here, as the CLI does: the answer never waits on a worker process, running or stopping; and for 10 s
+      // at most (C13).
+      const logger = requestLogger(c);
+      const restock = awaitedUpTo(restockHere(db, operatorMoves(c)), RESTOCK_WAIT_MS, (err) => logger.error({ err, cardServiceId: id }, 'restock after an import failed; the reconciler restocks later'));
+      const deps = { db, codeKey: config.codeEncryptionKey, restock };
       const plain = (c.req.header('content-type') ?? '').toLowerCase().startsWith('text/plain');
       const result = plain
         ? await codesUpload.read(c, (chunks) => importCodes(deps, id, codeLines(chunks)))

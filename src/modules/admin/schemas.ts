@@ -140,7 +140,11 @@ export const ImportResult = z
   .object({
     added: z.number().int(),
     skipped: z.number().int(),
-    fulfilled_orders: z.number().int().openapi({ description: 'Waiting stock_short orders the new codes completed' }),
+    fulfilled_orders: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: 'Waiting stock_short orders the new codes completed; null when their restock still ran after 10 s (it finishes in the background)' }),
   })
   .openapi('ImportResult');
 

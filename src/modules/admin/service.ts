@@ -66,10 +66,35 @@ export async function moveBalance(db: Db, accountId: number, amount: string, rea
   throw validationError([`The amount field must not take the balance above ${MAX_MONEY}.`]);
 }
 
-export type ImportResult = { added: number; skipped: number; fulfilled_orders: number };
+export type ImportResult = { added: number; skipped: number; fulfilled_orders: number | null };
 
-/** How waiting `stock_short` orders get the new codes: the number of orders fulfilled. */
-export type Restock = (cardServiceId: number) => Promise<number>;
+/** How waiting `stock_short` orders get the new codes: the number of orders fulfilled (null: not known yet). */
+export type Restock = (cardServiceId: number) => Promise<number | null>;
+
+/** How long an import over HTTP waits for its restock (C13). */
+export const RESTOCK_WAIT_MS = 10_000;
+
+/**
+ * C13: `restock` awaited up to `waitMs`. Past it the answer is null and the restock goes on in the background, its
+ * failure told to `onLateFailure`; orders a stop leaves waiting are the reconciler's, which restocks every service that
+ * has waiting orders and free codes.
+ */
+export const awaitedUpTo =
+  (restock: Restock, waitMs: number, onLateFailure: (err: unknown) => void): Restock =>
+  async (cardServiceId) => {
+    const running = restock(cardServiceId);
+    const timedOut = Symbol('timed out');
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<typeof timedOut>((resolve) => (timer = setTimeout(resolve, waitMs, timedOut)));
+    try {
+      const result = await Promise.race([running, waited]);
+      if (result !== timedOut) return result;
+      running.catch(onLateFailure);
+      return null;
+    } finally {
+      clearTimeout(timer);
+    }
+  };
 
 /**
  * Restocks in the importing process (the API or the CLI), so that an import's answer never depends on a worker

@@ -12,9 +12,12 @@ import type { Caller } from '../../core/caller.js';
 
 const isoToMillis = (pgTimestamp: string) => Date.parse(isoMicros(pgTimestamp));
 
-/** `Authorization: <token>` or `Authorization: Bearer <token>` (C3). Key-pair headers do not authenticate here. */
-export function bearerToken(header: string | undefined): string | null {
-  if (!header) return null;
+/**
+ * `Authorization: <token>` or `Authorization: Bearer <token>` (C3); with `schemeRequired`, only the second (C12's form
+ * of an api key: another scheme's credentials are no key). Key-pair headers do not authenticate here.
+ */
+export function bearerToken(header: string | undefined, { schemeRequired = false } = {}): string | null {
+  if (!header || (schemeRequired && !/^Bearer\s/i.test(header))) return null;
   const token = header.replace(/^Bearer\s+/i, '').trim();
   return token.length > 0 && token.length <= 512 ? token : null;
 }

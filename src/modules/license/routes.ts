@@ -33,8 +33,7 @@ async function bodyFields(c: Ctx): Promise<Record<string, unknown>> {
  */
 const requireApiKey: MiddlewareHandler<AppEnv> = async (c, next) => {
   const body = c.req.method === 'GET' ? {} : await bodyFields(c);
-  const authorization = c.req.header('authorization');
-  const bearer = authorization && /^Bearer\s/i.test(authorization) ? bearerToken(authorization) : null;
+  const bearer = bearerToken(c.req.header('authorization'), { schemeRequired: true });
   const candidates = [c.req.header('x-api-key'), bearer, c.req.query('api_key'), body.api_key];
   const key = candidates.find((v): v is string => typeof v === 'string' && v.trim() !== '')?.trim().slice(0, 512);
   if (!key) throw licenseError(c, 'missing_api_key');

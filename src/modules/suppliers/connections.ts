@@ -54,7 +54,7 @@ export const routesOf = (db: DbOrTx, topUpServiceId: number) =>
     select ${PROVIDER_COLUMNS}, ${String(topUpServiceId)}, null, null, coalesce(p.circuit_open_until > now(), false), 0
     from providers p
     where p.from_environment and p.status = 'active'
-      and not exists (select 1 from top_up_routes r where r.top_up_service_id = ${topUpServiceId})
+      -- Routes are only ever written by setRoutes, which stamps routes_set_at (migration 0017 stamped those before it).
       and not exists (select 1 from top_up_services s where s.id = ${topUpServiceId} and s.routes_set_at is not null)
     order by position`);
 
